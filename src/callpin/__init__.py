@@ -1,0 +1,68 @@
+"""callpin: pin the interactions of legacy code before a refactor."""
+
+from ._impl import IMPLEMENTATION
+from .codec import (
+    Custom,
+    Cycle,
+    EnumValue,
+    ExceptionValue,
+    Instance,
+    Opaque,
+    Placeholder,
+    Record,
+    Unencodable,
+    register,
+    unregister,
+)
+from .errors import (
+    BaselineMissing,
+    CallpinError,
+    CorruptLog,
+    Drift,
+    LimitExceeded,
+    LogFormatError,
+    NotALog,
+    RulesMismatch,
+    TargetError,
+    TruncatedLog,
+    UnsupportedVersion,
+    UsageError,
+)
+from .logfile import Event, Log, load
+from .normalize import DEFAULT_RULES, RuleSet, rule
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_RULES",
+    "IMPLEMENTATION",
+    "BaselineMissing",
+    "CallpinError",
+    "CorruptLog",
+    "Custom",
+    "Cycle",
+    "Drift",
+    "EnumValue",
+    "Event",
+    "ExceptionValue",
+    "Instance",
+    "LimitExceeded",
+    "Log",
+    "LogFormatError",
+    "NotALog",
+    "Opaque",
+    "Placeholder",
+    "Record",
+    "RuleSet",
+    "RulesMismatch",
+    "TargetError",
+    "TruncatedLog",
+    "Unencodable",
+    "UnsupportedVersion",
+    "UsageError",
+    "__version__",
+    "load",
+    "register",
+    "rule",
+    "unregister",
+]

@@ -1,0 +1,980 @@
+"""Canonical encoding of Python values to msgpack bytes and back: the reference implementation.
+
+Every value becomes the same bytes whatever the hash seed, timezone, locale, working
+directory or implementation. msgpack natives carry None, bool, 64-bit ints, floats, str,
+bytes, lists and dicts; ext types carry the rest (docs/FORMAT.md lists every code).
+Decoding never imports a module, never constructs a user class and never unpickles: it
+returns plain values plus the small frozen value types defined here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import enum
+import pathlib
+import struct
+import uuid as _uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import msgpack
+
+from .errors import CorruptLog, LimitExceeded, UsageError
+from .normalize import DEFAULT_RULES, Numbering, RuleSet, normalize_text
+
+# ext codes: stable forever within format 1.x (docs/FORMAT.md).
+EXT_TUPLE = 1
+EXT_SET = 2
+EXT_FROZENSET = 3
+EXT_BIGINT = 4
+EXT_DECIMAL = 5
+EXT_UUID = 6
+EXT_DATETIME = 7
+EXT_DATE = 8
+EXT_TIME = 9
+EXT_TIMEDELTA = 10
+EXT_PATH = 11
+EXT_ENUM = 12
+EXT_RECORD = 13
+EXT_EXCEPTION = 14
+EXT_PLACEHOLDER = 15
+EXT_CYCLE = 16
+EXT_OPAQUE = 17
+EXT_SURROGATE_STR = 18
+EXT_UNENCODABLE = 19
+EXT_INSTANCE = 20
+EXT_CUSTOM = 21
+
+# Encoding limits. A value past them is recorded as an Unencodable marker, never dropped
+# silently; the reader enforces the same limits (plus headroom for the markers).
+MAX_DEPTH = 64
+MAX_STR = 16 * 1024 * 1024
+MAX_ITEMS = 1_000_000
+# The reader's limits: ext nesting (each tuple, set or record level is one) and the
+# largest event frame it will buffer.
+MAX_EXT_DEPTH = 100
+MAX_FRAME = 256 * 1024 * 1024
+
+_CANONICAL_NAN = b"\xcb\x7f\xf8\x00\x00\x00\x00\x00\x00"
+_pack_double = struct.Struct(">d").pack
+
+
+# ---------------------------------------------------------------------------
+# The inert value types that decoding returns.
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A dataclass, namedtuple or attrs instance: its qualified type name and fields in order."""
+
+    type: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={value!r}" for name, value in self.fields)
+        return f"{_short(self.type)}({inner})"
+
+
+@dataclass(frozen=True, slots=True)
+class Custom:
+    """A value of a type given a canonical form with `callpin.register`."""
+
+    type: str
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"{_short(self.type)}({self.value!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class EnumValue:
+    """An Enum member: its qualified type name and member name."""
+
+    type: str
+    name: str
+
+    def __repr__(self) -> str:
+        return f"{_short(self.type)}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionValue:
+    """An exception passed as a value: its qualified type name and args."""
+
+    type: str
+    args: tuple[Any, ...]
+
+    def __repr__(self) -> str:
+        return f"{_short(self.type)}({', '.join(map(repr, self.args))})"
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    """A normalized value: `<uuid:1>` is the first distinct uuid of the log."""
+
+    name: str
+    number: int
+
+    def __repr__(self) -> str:
+        return f"<{self.name}:{self.number}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """A reference back to a container being encoded, `up` levels above."""
+
+    up: int
+
+    def __repr__(self) -> str:
+        return f"<cycle:{self.up}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """Anything without a canonical form: its qualified type name and normalized repr."""
+
+    type: str
+    repr: str
+
+    def __repr__(self) -> str:
+        return self.repr
+
+
+@dataclass(frozen=True, slots=True)
+class Unencodable:
+    """A value that could not be encoded (its repr raised, it was nested too deep...)."""
+
+    type: str
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"<unencodable {_short(self.type)}: {self.reason}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """The receiver of a spied method: the n-th distinct instance of its class in the log."""
+
+    type: str
+    number: int
+
+    def __repr__(self) -> str:
+        return f"<{_short(self.type)}#{self.number}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Pairs:
+    """A map whose decoded keys cannot form a dict (unhashable): its items in order."""
+
+    items: tuple[tuple[Any, Any], ...]
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class SetItems:
+    """A set whose decoded elements cannot form a set (unhashable or collapsing)."""
+
+    frozen: bool
+    items: tuple[Any, ...]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(map(repr, self.items))
+        return f"frozenset({{{inner}}})" if self.frozen else f"{{{inner}}}"
+
+
+def _short(qualified: str) -> str:
+    return qualified.rsplit(".", 1)[-1] if "<" not in qualified else qualified
+
+
+def qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+# ---------------------------------------------------------------------------
+# Canonical forms: how a value of a type the encoder does not handle natively is seen.
+
+_registry: dict[type, Callable[[Any], Any]] = {}
+
+_NATIVE_TYPES = (
+    type(None), bool, int, float, str, bytes, list, dict, tuple, set, frozenset,
+    _uuid.UUID, _dt.datetime, _dt.date, _dt.time, _dt.timedelta, Decimal,
+    pathlib.PurePosixPath,
+)
+
+
+def register(cls: type, fn: Callable[[Any], Any]) -> None:
+    """Give values of `cls` (and its subclasses) the canonical form `fn(value)`.
+
+    The result is encoded in place of the value, tagged with the type's qualified name.
+    Types callpin encodes natively (str, dict, datetime...) cannot be re-registered.
+    """
+    if not isinstance(cls, type):
+        raise UsageError(f"register() needs a type, got {cls!r}")
+    if cls in _NATIVE_TYPES or cls in _INERT_TYPES:
+        raise UsageError(f"{qualified_name(cls)} has a built-in canonical form")
+    if not callable(fn):
+        raise UsageError(f"register() needs a callable, got {fn!r}")
+    _registry[cls] = fn
+
+
+def unregister(cls: type) -> None:
+    """Remove a canonical form given with `register`."""
+    _registry.pop(cls, None)
+
+
+def _registered(cls: type) -> Callable[[Any], Any] | None:
+    if not _registry:
+        return None
+    for base in cls.__mro__:
+        fn = _registry.get(base)
+        if fn is not None:
+            return fn
+    return None
+
+
+def canonical_form(obj: Any) -> Any:
+    """The value the encoder writes for `obj`, whose exact type it does not handle itself.
+
+    Both implementations call this one function, so every non-native type is seen
+    the same way by the C and the Python encoder. The result is always a value of a
+    type the encoder handles natively (or an inert value type).
+    """
+    cls = type(obj)
+    fn = _registered(cls)
+    if fn is not None:
+        return Custom(qualified_name(cls), fn(obj))
+    if isinstance(obj, enum.Enum):
+        return EnumValue(qualified_name(cls), str(obj._name_))
+    if isinstance(obj, BaseException):
+        return ExceptionValue(qualified_name(cls), tuple(obj.args))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return Record(
+            qualified_name(cls),
+            tuple((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)),
+        )
+    attrs_fields = getattr(cls, "__attrs_attrs__", None)
+    if attrs_fields is not None and not isinstance(obj, type):
+        return Record(qualified_name(cls), tuple((a.name, getattr(obj, a.name)) for a in attrs_fields))
+    if isinstance(obj, tuple):
+        names = getattr(cls, "_fields", None)
+        if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
+            return Record(qualified_name(cls), tuple(zip(names, tuple.__iter__(obj), strict=False)))
+        return tuple(tuple.__iter__(obj))
+    if isinstance(obj, bool):
+        return bool(obj)
+    if isinstance(obj, int):
+        return int.__int__(obj)
+    if isinstance(obj, float):
+        return float.__float__(obj)
+    if isinstance(obj, str):
+        return str.__str__(obj)
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return bytes(obj)
+    if isinstance(obj, list):
+        return list(list.__iter__(obj))
+    if isinstance(obj, dict):
+        # A subclass's own items() keeps its order (OrderedDict.move_to_end).
+        return dict(obj.items())
+    if isinstance(obj, frozenset):
+        return frozenset(frozenset.__iter__(obj))
+    if isinstance(obj, set):
+        return set(set.__iter__(obj))
+    if isinstance(obj, _dt.datetime):
+        return _dt.datetime(
+            obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second,
+            obj.microsecond, obj.tzinfo, fold=obj.fold,
+        )
+    if isinstance(obj, _dt.date):
+        return _dt.date(obj.year, obj.month, obj.day)
+    if isinstance(obj, _dt.time):
+        return _dt.time(obj.hour, obj.minute, obj.second, obj.microsecond, obj.tzinfo, fold=obj.fold)
+    if isinstance(obj, _dt.timedelta):
+        return _dt.timedelta(obj.days, obj.seconds, obj.microseconds)
+    if isinstance(obj, _uuid.UUID):
+        return _uuid.UUID(int=obj.int)
+    if isinstance(obj, Decimal):
+        return Decimal(str(obj))
+    if isinstance(obj, pathlib.PurePath):
+        return pathlib.PurePosixPath(obj.as_posix())
+    return Opaque(qualified_name(cls), repr(obj))
+
+
+# ---------------------------------------------------------------------------
+# msgpack primitives, canonical (smallest form, as msgpack-python writes them).
+
+
+def _pack_int(n: int, out: bytearray) -> bool:
+    """Append n as a msgpack int; False when it needs the big-int ext."""
+    if 0 <= n < 0x80:
+        out.append(n)
+    elif -0x20 <= n < 0:
+        out.append(n & 0xFF)
+    elif n >= 0:
+        if n <= 0xFF:
+            out += b"\xcc" + n.to_bytes(1, "big")
+        elif n <= 0xFFFF:
+            out += b"\xcd" + n.to_bytes(2, "big")
+        elif n <= 0xFFFFFFFF:
+            out += b"\xce" + n.to_bytes(4, "big")
+        elif n <= 0xFFFFFFFFFFFFFFFF:
+            out += b"\xcf" + n.to_bytes(8, "big")
+        else:
+            return False
+    elif n >= -0x80:
+        out += b"\xd0" + n.to_bytes(1, "big", signed=True)
+    elif n >= -0x8000:
+        out += b"\xd1" + n.to_bytes(2, "big", signed=True)
+    elif n >= -0x80000000:
+        out += b"\xd2" + n.to_bytes(4, "big", signed=True)
+    elif n >= -0x8000000000000000:
+        out += b"\xd3" + n.to_bytes(8, "big", signed=True)
+    else:
+        return False
+    return True
+
+
+def _pack_str_header(size: int, out: bytearray) -> None:
+    if size < 32:
+        out.append(0xA0 | size)
+    elif size <= 0xFF:
+        out += b"\xd9" + size.to_bytes(1, "big")
+    elif size <= 0xFFFF:
+        out += b"\xda" + size.to_bytes(2, "big")
+    else:
+        out += b"\xdb" + size.to_bytes(4, "big")
+
+
+def _pack_bin(data: bytes, out: bytearray) -> None:
+    size = len(data)
+    if size <= 0xFF:
+        out += b"\xc4" + size.to_bytes(1, "big")
+    elif size <= 0xFFFF:
+        out += b"\xc5" + size.to_bytes(2, "big")
+    else:
+        out += b"\xc6" + size.to_bytes(4, "big")
+    out += data
+
+
+def _pack_array_header(size: int, out: bytearray) -> None:
+    if size < 16:
+        out.append(0x90 | size)
+    elif size <= 0xFFFF:
+        out += b"\xdc" + size.to_bytes(2, "big")
+    else:
+        out += b"\xdd" + size.to_bytes(4, "big")
+
+
+def _pack_map_header(size: int, out: bytearray) -> None:
+    if size < 16:
+        out.append(0x80 | size)
+    elif size <= 0xFFFF:
+        out += b"\xde" + size.to_bytes(2, "big")
+    else:
+        out += b"\xdf" + size.to_bytes(4, "big")
+
+
+_FIXEXT = {1: 0xD4, 2: 0xD5, 4: 0xD6, 8: 0xD7, 16: 0xD8}
+
+
+def _pack_ext(code: int, payload: bytes | bytearray, out: bytearray) -> None:
+    size = len(payload)
+    fixed = _FIXEXT.get(size)
+    if fixed is not None:
+        out.append(fixed)
+    elif size <= 0xFF:
+        out += b"\xc7" + size.to_bytes(1, "big")
+    elif size <= 0xFFFF:
+        out += b"\xc8" + size.to_bytes(2, "big")
+    else:
+        out += b"\xc9" + size.to_bytes(4, "big")
+    out.append(code)
+    out += payload
+
+
+# ---------------------------------------------------------------------------
+# The encoder.
+
+_NORMAL, _SHAPE, _RAW = 0, 1, 2
+
+
+class Encoder:
+    """Canonical encoder with normalization; one per log (it owns the numbering).
+
+    Not thread-safe: the recorder serializes calls. The C `_speedups.Encoder` has the
+    same constructor, methods and bytes.
+    """
+
+    def __init__(self, rules: RuleSet = DEFAULT_RULES) -> None:
+        self.rules = rules
+        self.numbering = Numbering()
+        self._stack: list[int] = []
+        self._mode = _NORMAL
+
+    # -- public --------------------------------------------------------------------
+
+    def encode(self, value: Any) -> bytes:
+        """The canonical bytes of one value, normalized with this encoder's numbering."""
+        out = bytearray()
+        self._value(value, out, 0)
+        return bytes(out)
+
+    def encode_event(
+        self,
+        kind: int,
+        label: str,
+        args: Iterable[Any],
+        kwargs: dict[str, Any],
+        value: Any,
+        error: tuple[str, str] | None,
+        thread: int,
+        depth: int,
+    ) -> bytes:
+        """One event frame: `[kind, label, args, kwargs, value, error, thread, depth]`."""
+        out = bytearray(b"\x98")
+        _pack_int(kind, out)
+        self._str(label, out)
+        self._value(list(args), out, 0)
+        self._value(kwargs, out, 0)
+        self._value(value, out, 0)
+        if error is None:
+            out.append(0xC0)
+        else:
+            out.append(0x92)
+            self._str(error[0], out)
+            self._str(error[1], out, reprs=True)
+        _pack_int(thread, out)
+        _pack_int(depth, out)
+        return bytes(out)
+
+    # -- values ----------------------------------------------------------------------
+
+    def _value(self, obj: Any, out: bytearray, depth: int) -> None:
+        start = len(out)
+        try:
+            if depth > MAX_DEPTH:
+                self._unencodable(type(obj), f"nested deeper than {MAX_DEPTH}", out)
+                return
+            handler = _HANDLERS.get(type(obj))
+            if handler is not None:
+                handler(self, obj, out, depth)
+                return
+            ident = id(obj)
+            if ident in self._stack:
+                self._cycle(ident, out)
+                return
+            self._stack.append(ident)
+            try:
+                form = canonical_form(obj)
+                handler = _HANDLERS.get(type(form))
+                if handler is None:
+                    raise TypeError(f"canonical form of {type(obj)!r} is {type(form)!r}")
+                handler(self, form, out, depth)
+            finally:
+                self._stack.pop()
+        except Exception as exc:  # noqa: BLE001 - a value that cannot be encoded is marked, not fatal
+            del out[start:]
+            reason = str(exc) if isinstance(exc, _TooLarge) else type(exc).__name__
+            self._unencodable(type(obj), reason, out)
+
+    def _unencodable(self, cls: type, reason: str, out: bytearray) -> None:
+        payload = bytearray(b"\x92")
+        self._str(qualified_name(cls), payload)
+        self._str(reason, payload)
+        _pack_ext(EXT_UNENCODABLE, payload, out)
+
+    def _cycle(self, ident: int, out: bytearray) -> None:
+        up = len(self._stack) - self._stack.index(ident)
+        payload = bytearray()
+        _pack_int(up, payload)
+        _pack_ext(EXT_CYCLE, payload, out)
+
+    def _enter(self, obj: Any, out: bytearray) -> bool:
+        """Push a container; False (and a cycle marker written) when it is already open."""
+        ident = id(obj)
+        if ident in self._stack:
+            self._cycle(ident, out)
+            return False
+        self._stack.append(ident)
+        return True
+
+    def _none(self, obj: None, out: bytearray, depth: int) -> None:
+        out.append(0xC0)
+
+    def _bool(self, obj: bool, out: bytearray, depth: int) -> None:
+        out.append(0xC3 if obj else 0xC2)
+
+    def _int(self, obj: int, out: bytearray, depth: int) -> None:
+        if not _pack_int(obj, out):
+            size = (obj.bit_length() + 8) // 8
+            _pack_ext(EXT_BIGINT, obj.to_bytes(size, "big", signed=True), out)
+
+    def _float(self, obj: float, out: bytearray, depth: int) -> None:
+        if obj != obj:
+            out += _CANONICAL_NAN
+        else:
+            out.append(0xCB)
+            out += _pack_double(obj)
+
+    def _str(self, obj: str, out: bytearray, depth: int = 0, *, reprs: bool = False) -> None:
+        if self.rules and self._mode != _RAW:
+            obj = normalize_text(
+                obj, self.rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE
+            )
+        try:
+            data = obj.encode("utf-8")
+        except UnicodeEncodeError:
+            # Lone surrogates are not UTF-8; keep them exactly, in their own ext.
+            data = obj.encode("utf-8", "surrogatepass")
+            self._check_size(len(data), str)
+            _pack_ext(EXT_SURROGATE_STR, data, out)
+            return
+        self._check_size(len(data), str)
+        _pack_str_header(len(data), out)
+        out += data
+
+    def _check_size(self, size: int, cls: type) -> None:
+        if size > MAX_STR:
+            raise _TooLarge(f"{cls.__name__} of {size} bytes exceeds the limit of {MAX_STR}")
+
+    def _bytes(self, obj: bytes, out: bytearray, depth: int) -> None:
+        self._check_size(len(obj), bytes)
+        _pack_bin(obj, out)
+
+    def _list(self, obj: list[Any], out: bytearray, depth: int) -> None:
+        if len(obj) > MAX_ITEMS:
+            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+        if not self._enter(obj, out):
+            return
+        try:
+            _pack_array_header(len(obj), out)
+            for item in obj:
+                self._value(item, out, depth + 1)
+        finally:
+            self._stack.pop()
+
+    def _dict(self, obj: dict[Any, Any], out: bytearray, depth: int) -> None:
+        if len(obj) > MAX_ITEMS:
+            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+        if not self._enter(obj, out):
+            return
+        try:
+            _pack_map_header(len(obj), out)
+            for key, item in obj.items():
+                self._value(key, out, depth + 1)
+                self._value(item, out, depth + 1)
+        finally:
+            self._stack.pop()
+
+    def _tuple(self, obj: tuple[Any, ...], out: bytearray, depth: int) -> None:
+        if len(obj) > MAX_ITEMS:
+            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+        if not self._enter(obj, out):
+            return
+        try:
+            payload = bytearray()
+            _pack_array_header(len(obj), payload)
+            for item in obj:
+                self._value(item, payload, depth + 1)
+            _pack_ext(EXT_TUPLE, payload, out)
+        finally:
+            self._stack.pop()
+
+    def _set(self, obj: set[Any] | frozenset[Any], out: bytearray, depth: int) -> None:
+        if len(obj) > MAX_ITEMS:
+            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+        if not self._enter(obj, out):
+            return
+        try:
+            items = list(obj)
+            payload = bytearray()
+            _pack_array_header(len(items), payload)
+            for encoded in self._sorted_elements(items, depth + 1):
+                payload += encoded
+            _pack_ext(EXT_FROZENSET if type(obj) is frozenset else EXT_SET, payload, out)
+        finally:
+            self._stack.pop()
+
+    def _encode_in_mode(self, item: Any, mode: int, depth: int) -> bytes:
+        saved, self._mode = self._mode, mode
+        try:
+            piece = bytearray()
+            self._value(item, piece, depth)
+            return bytes(piece)
+        finally:
+            self._mode = saved
+
+    def _sorted_elements(self, items: list[Any], depth: int) -> list[bytes]:
+        """Set elements in canonical order: sorted by their encoded bytes.
+
+        With normalization the numbers a set's elements get must not depend on the
+        set's iteration order (hash seed), so elements are first ordered by their
+        *shape* (normalized, with values not yet numbered shown as 0, numbering left
+        untouched), ties broken by their un-normalized bytes; they are then numbered
+        in that order and finally sorted by their normalized bytes.
+        """
+        if not self.rules or self._mode != _NORMAL:
+            return sorted(self._encode_in_mode(item, self._mode, depth) for item in items)
+        keyed = [(self._encode_in_mode(item, _SHAPE, depth), index) for index, item in enumerate(items)]
+        keyed.sort(key=lambda pair: pair[0])
+        order: list[int] = []
+        run_start = 0
+        while run_start < len(keyed):
+            run_end = run_start + 1
+            while run_end < len(keyed) and keyed[run_end][0] == keyed[run_start][0]:
+                run_end += 1
+            run = [index for _, index in keyed[run_start:run_end]]
+            if len(run) > 1:
+                run.sort(key=lambda index: self._encode_in_mode(items[index], _RAW, depth))
+            order.extend(run)
+            run_start = run_end
+        return sorted(self._encode_in_mode(items[index], _NORMAL, depth) for index in order)
+
+    def _uuid(self, obj: _uuid.UUID, out: bytearray, depth: int) -> None:
+        if self.rules.uuid and self._mode != _RAW:
+            self._placeholder("uuid", str(obj), out)
+        else:
+            _pack_ext(EXT_UUID, obj.bytes, out)
+
+    def _placeholder(self, name: str, key: str, out: bytearray) -> None:
+        if self._mode == _SHAPE:
+            number = self.numbering.peek(name, key)
+        else:
+            number = self.numbering.number(name, key)
+        self._inert_placeholder(Placeholder(name, number), out, 0)
+
+    def _inert_placeholder(self, obj: Placeholder, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x92")
+        self._plain_str(obj.name, payload)
+        _pack_int(obj.number, payload)
+        _pack_ext(EXT_PLACEHOLDER, payload, out)
+
+    def _plain_str(self, text: str, out: bytearray) -> None:
+        data = text.encode("utf-8", "surrogatepass")
+        _pack_str_header(len(data), out)
+        out += data
+
+    def _datetime(self, obj: _dt.datetime, out: bytearray, depth: int) -> None:
+        if self.rules.timestamp and self._mode != _RAW:
+            self._placeholder("ts", obj.isoformat(), out)
+        else:
+            _pack_ext(EXT_DATETIME, obj.isoformat().encode("ascii"), out)
+
+    def _date(self, obj: _dt.date, out: bytearray, depth: int) -> None:
+        _pack_ext(EXT_DATE, obj.isoformat().encode("ascii"), out)
+
+    def _time(self, obj: _dt.time, out: bytearray, depth: int) -> None:
+        _pack_ext(EXT_TIME, obj.isoformat().encode("ascii"), out)
+
+    def _timedelta(self, obj: _dt.timedelta, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x93")
+        _pack_int(obj.days, payload)
+        _pack_int(obj.seconds, payload)
+        _pack_int(obj.microseconds, payload)
+        _pack_ext(EXT_TIMEDELTA, payload, out)
+
+    def _decimal(self, obj: Decimal, out: bytearray, depth: int) -> None:
+        # str() follows the thread's decimal context (capitals=0 writes 'e'); the
+        # canonical form always uses 'E', and no other letter of a Decimal is an 'e'.
+        _pack_ext(EXT_DECIMAL, str(obj).replace("e", "E").encode("ascii"), out)
+
+    def _path(self, obj: pathlib.PurePosixPath, out: bytearray, depth: int) -> None:
+        data = str(obj).encode("utf-8", "surrogatepass")
+        self._check_size(len(data), str)
+        _pack_ext(EXT_PATH, data, out)
+
+    def _record(self, obj: Record, out: bytearray, depth: int) -> None:
+        if not self._enter(obj, out):
+            return
+        try:
+            payload = bytearray(b"\x92")
+            self._plain_str(obj.type, payload)
+            _pack_map_header(len(obj.fields), payload)
+            for name, value in obj.fields:
+                self._plain_str(name, payload)
+                self._value(value, payload, depth + 1)
+            _pack_ext(EXT_RECORD, payload, out)
+        finally:
+            self._stack.pop()
+
+    def _custom(self, obj: Custom, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x92")
+        self._plain_str(obj.type, payload)
+        self._value(obj.value, payload, depth + 1)
+        _pack_ext(EXT_CUSTOM, payload, out)
+
+    def _enum(self, obj: EnumValue, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x92")
+        self._plain_str(obj.type, payload)
+        self._plain_str(obj.name, payload)
+        _pack_ext(EXT_ENUM, payload, out)
+
+    def _exception(self, obj: ExceptionValue, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x92")
+        self._plain_str(obj.type, payload)
+        _pack_array_header(len(obj.args), payload)
+        for arg in obj.args:
+            self._value(arg, payload, depth + 1)
+        _pack_ext(EXT_EXCEPTION, payload, out)
+
+    def _cycle_value(self, obj: Cycle, out: bytearray, depth: int) -> None:
+        payload = bytearray()
+        _pack_int(obj.up, payload)
+        _pack_ext(EXT_CYCLE, payload, out)
+
+    def _opaque(self, obj: Opaque, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x92")
+        self._plain_str(obj.type, payload)
+        self._str(obj.repr, payload, reprs=True)
+        _pack_ext(EXT_OPAQUE, payload, out)
+
+    def _unencodable_value(self, obj: Unencodable, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x92")
+        self._plain_str(obj.type, payload)
+        self._plain_str(obj.reason, payload)
+        _pack_ext(EXT_UNENCODABLE, payload, out)
+
+    def _instance(self, obj: Instance, out: bytearray, depth: int) -> None:
+        payload = bytearray(b"\x92")
+        self._plain_str(obj.type, payload)
+        _pack_int(obj.number, payload)
+        _pack_ext(EXT_INSTANCE, payload, out)
+
+    def _pairs(self, obj: Pairs, out: bytearray, depth: int) -> None:
+        _pack_map_header(len(obj.items), out)
+        for key, value in obj.items:
+            self._value(key, out, depth + 1)
+            self._value(value, out, depth + 1)
+
+    def _set_items(self, obj: SetItems, out: bytearray, depth: int) -> None:
+        payload = bytearray()
+        _pack_array_header(len(obj.items), payload)
+        for encoded in self._sorted_elements(list(obj.items), depth + 1):
+            payload += encoded
+        _pack_ext(EXT_FROZENSET if obj.frozen else EXT_SET, payload, out)
+
+
+class _TooLarge(Exception):
+    """A value over an encoding limit; caught by `_value` and written as a marker."""
+
+
+_INERT_TYPES = (
+    Record, Custom, EnumValue, ExceptionValue, Placeholder, Cycle, Opaque, Unencodable,
+    Instance, Pairs, SetItems,
+)
+
+_HANDLERS: dict[type, Callable[[Encoder, Any, bytearray, int], None]] = {
+    type(None): Encoder._none,
+    bool: Encoder._bool,
+    int: Encoder._int,
+    float: Encoder._float,
+    str: Encoder._str,
+    bytes: Encoder._bytes,
+    list: Encoder._list,
+    dict: Encoder._dict,
+    tuple: Encoder._tuple,
+    set: Encoder._set,
+    frozenset: Encoder._set,
+    _uuid.UUID: Encoder._uuid,
+    _dt.datetime: Encoder._datetime,
+    _dt.date: Encoder._date,
+    _dt.time: Encoder._time,
+    _dt.timedelta: Encoder._timedelta,
+    Decimal: Encoder._decimal,
+    pathlib.PurePosixPath: Encoder._path,
+    Record: Encoder._record,
+    Custom: Encoder._custom,
+    EnumValue: Encoder._enum,
+    ExceptionValue: Encoder._exception,
+    Placeholder: Encoder._inert_placeholder,
+    Cycle: Encoder._cycle_value,
+    Opaque: Encoder._opaque,
+    Unencodable: Encoder._unencodable_value,
+    Instance: Encoder._instance,
+    Pairs: Encoder._pairs,
+    SetItems: Encoder._set_items,
+}
+
+
+def encode(value: Any, rules: RuleSet = DEFAULT_RULES) -> bytes:
+    """The canonical bytes of one value with a fresh numbering."""
+    return Encoder(rules).encode(value)
+
+
+# ---------------------------------------------------------------------------
+# The decoder.
+
+
+class Decoder:
+    """Decode canonical bytes into inert values, enforcing the reader's limits."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+        self._depth = 0
+
+    def unpacker(self, **options: Any) -> msgpack.Unpacker:
+        return msgpack.Unpacker(
+            ext_hook=self._ext,
+            raw=False,
+            strict_map_key=False,
+            use_list=True,
+            max_buffer_size=MAX_FRAME,
+            max_str_len=MAX_STR,
+            max_bin_len=MAX_STR,
+            max_array_len=MAX_ITEMS,
+            max_map_len=MAX_ITEMS,
+            max_ext_len=MAX_FRAME,
+            **options,
+        )
+
+    def decode(self, data: bytes) -> Any:
+        """Decode exactly one value; CorruptLog (or LimitExceeded) when it is not one."""
+        try:
+            return self._unpack(data)
+        except (CorruptLog, RecursionError):
+            raise
+        except msgpack.StackError:
+            raise LimitExceeded(self.path, "value nested deeper than the decoder's stack (1024)", limit=1024) from None
+        except ValueError as exc:
+            raise _limit_or_corrupt(self.path, exc) from None
+        except Exception as exc:  # noqa: BLE001 - any decoding failure of untrusted bytes is corruption
+            raise CorruptLog(self.path, f"undecodable value ({type(exc).__name__}: {exc})") from None
+
+    def _unpack(self, data: bytes | bytearray) -> Any:
+        options: dict[str, Any] = {
+            "ext_hook": self._ext,
+            "raw": False,
+            "strict_map_key": False,
+            "max_str_len": MAX_STR,
+            "max_bin_len": MAX_STR,
+            "max_array_len": MAX_ITEMS,
+            "max_map_len": MAX_ITEMS,
+            "max_ext_len": MAX_FRAME,
+        }
+        try:
+            return msgpack.unpackb(data, **options)
+        except TypeError as exc:
+            if "unhashable" not in str(exc):
+                raise
+            return msgpack.unpackb(data, object_pairs_hook=_pairs_or_dict, **options)
+
+    def _ext(self, code: int, data: bytes) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_EXT_DEPTH:
+                raise LimitExceeded(
+                    self.path, f"value nested deeper than {MAX_EXT_DEPTH} ext levels", limit=MAX_EXT_DEPTH
+                )
+            return self._ext_value(code, data)
+        finally:
+            self._depth -= 1
+
+    def _ext_value(self, code: int, data: bytes) -> Any:
+        if code == EXT_TUPLE:
+            return tuple(self._array(data))
+        if code in (EXT_SET, EXT_FROZENSET):
+            items = self._array(data)
+            frozen = code == EXT_FROZENSET
+            try:
+                built: set[Any] | frozenset[Any] = frozenset(items) if frozen else set(items)
+            except TypeError:
+                return SetItems(frozen, tuple(items))
+            if len(built) != len(items):
+                return SetItems(frozen, tuple(items))
+            return built
+        if code == EXT_BIGINT:
+            return int.from_bytes(data, "big", signed=True)
+        if code == EXT_DECIMAL:
+            try:
+                return Decimal(data.decode("ascii"))
+            except (InvalidOperation, UnicodeDecodeError):
+                raise CorruptLog(self.path, "malformed decimal") from None
+        if code == EXT_UUID:
+            if len(data) != 16:
+                raise CorruptLog(self.path, "malformed uuid")
+            return _uuid.UUID(bytes=data)
+        if code == EXT_DATETIME:
+            return _dt.datetime.fromisoformat(data.decode("ascii"))
+        if code == EXT_DATE:
+            return _dt.date.fromisoformat(data.decode("ascii"))
+        if code == EXT_TIME:
+            return _dt.time.fromisoformat(data.decode("ascii"))
+        if code == EXT_TIMEDELTA:
+            days, seconds, micro = self._parts(data, 3, int, int, int)
+            return _dt.timedelta(days, seconds, micro)
+        if code == EXT_PATH:
+            return pathlib.PurePosixPath(data.decode("utf-8", "surrogatepass"))
+        if code == EXT_ENUM:
+            type_name, name = self._parts(data, 2, str, str)
+            return EnumValue(type_name, name)
+        if code == EXT_RECORD:
+            type_name, fields = self._parts(data, 2, str, (dict, Pairs))
+            items = fields.items if isinstance(fields, Pairs) else tuple(fields.items())
+            if not all(isinstance(name, str) for name, _ in items):
+                raise CorruptLog(self.path, "malformed record")
+            return Record(type_name, tuple(items))
+        if code == EXT_CUSTOM:
+            type_name, value = self._parts(data, 2, str, object)
+            return Custom(type_name, value)
+        if code == EXT_EXCEPTION:
+            type_name, args = self._parts(data, 2, str, list)
+            return ExceptionValue(type_name, tuple(args))
+        if code == EXT_PLACEHOLDER:
+            name, number = self._parts(data, 2, str, int)
+            return Placeholder(name, number)
+        if code == EXT_CYCLE:
+            up = self._unpack(data)
+            if not isinstance(up, int) or isinstance(up, bool):
+                raise CorruptLog(self.path, "malformed cycle marker")
+            return Cycle(up)
+        if code == EXT_OPAQUE:
+            type_name, text = self._parts(data, 2, str, str)
+            return Opaque(type_name, text)
+        if code == EXT_SURROGATE_STR:
+            return data.decode("utf-8", "surrogatepass")
+        if code == EXT_UNENCODABLE:
+            type_name, reason = self._parts(data, 2, str, str)
+            return Unencodable(type_name, reason)
+        if code == EXT_INSTANCE:
+            type_name, number = self._parts(data, 2, str, int)
+            return Instance(type_name, number)
+        raise CorruptLog(self.path, f"unknown ext type {code}")
+
+    def _array(self, data: bytes) -> list[Any]:
+        items = self._unpack(data)
+        if not isinstance(items, list):
+            raise CorruptLog(self.path, "malformed ext payload")
+        return items
+
+    def _parts(self, data: bytes, count: int, *types: Any) -> list[Any]:
+        parts = self._array(data)
+        if len(parts) != count or not all(
+            isinstance(part, kind) and not (kind is int and isinstance(part, bool))
+            for part, kind in zip(parts, types, strict=True)
+        ):
+            raise CorruptLog(self.path, "malformed ext payload")
+        return parts
+
+
+def _pairs_or_dict(pairs: list[tuple[Any, Any]]) -> dict[Any, Any] | Pairs:
+    try:
+        built = dict(pairs)
+    except TypeError:
+        return Pairs(tuple(pairs))
+    return built
+
+
+def _limit_or_corrupt(path: str | None, exc: ValueError) -> CorruptLog:
+    text = str(exc)
+    if "exceeds max_" in text or "max_" in text:
+        return LimitExceeded(path, f"decoding limit exceeded ({text})", limit=MAX_STR)
+    return CorruptLog(path, f"undecodable value ({text or type(exc).__name__})")
+
+
+def decode(data: bytes) -> Any:
+    """Decode one canonically encoded value into its inert form."""
+    return Decoder().decode(data)

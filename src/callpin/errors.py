@@ -1,0 +1,104 @@
+"""The exception hierarchy: one base, each subclass also the builtin it stands for."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .diff import Diff
+
+
+class CallpinError(Exception):
+    """Base of every error callpin raises on purpose."""
+
+
+class UsageError(CallpinError, ValueError):
+    """An argument or option that callpin cannot act on."""
+
+
+class TargetError(CallpinError, LookupError):
+    """A spy target that cannot be resolved or patched."""
+
+    def __init__(self, target: str, message: str) -> None:
+        super().__init__(f"cannot spy {target!r}: {message}")
+        self.target = target
+
+
+class EncodeError(CallpinError, ValueError):
+    """A value that cannot be given a canonical form (raised only where a marker will not do)."""
+
+
+class LogFormatError(CallpinError, ValueError):
+    """A file that is not a readable callpin log; subclasses say why."""
+
+    def __init__(self, path: str | None, message: str, *, intact: int | None = None) -> None:
+        where = f"{path}: " if path else ""
+        super().__init__(f"{where}{message}")
+        self.path = path
+        self.reason = message
+        self.intact = intact
+
+
+class NotALog(LogFormatError):
+    """The file does not start with callpin's magic bytes."""
+
+
+class UnsupportedVersion(LogFormatError):
+    """The log's major format version is one this callpin cannot read."""
+
+    def __init__(self, path: str | None, version: tuple[int, int]) -> None:
+        super().__init__(
+            path, f"unsupported format version {version[0]}.{version[1]} (this callpin reads 1.x)"
+        )
+        self.version = version
+
+
+class TruncatedLog(LogFormatError):
+    """The log ends before its trailer."""
+
+
+class CorruptLog(LogFormatError):
+    """The log's bytes do not agree with its trailer, or cannot be decoded."""
+
+
+class LimitExceeded(CorruptLog):
+    """A decoding limit (nesting depth, string or container size) was exceeded."""
+
+    def __init__(self, path: str | None, message: str, *, limit: int, intact: int | None = None) -> None:
+        super().__init__(path, message, intact=intact)
+        self.limit = limit
+
+
+class ManifestError(CallpinError, ValueError):
+    """A malformed line in baselines/MANIFEST."""
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = path
+        self.line = line
+
+
+class BaselineMissing(CallpinError, AssertionError):
+    """pin() in check mode found no baseline at its path."""
+
+    def __init__(self, path: str, command: str) -> None:
+        super().__init__(f"no baseline at {path}; create it with: {command}")
+        self.path = path
+        self.command = command
+
+
+class RulesMismatch(CallpinError, AssertionError):
+    """A baseline and a new recording were normalized with different rules."""
+
+
+class Drift(CallpinError, AssertionError):
+    """The recorded interactions differ from the baseline."""
+
+    def __init__(self, path: str, diff: Diff, rendered: str) -> None:
+        super().__init__(rendered)
+        self.path = path
+        self.diff = diff
+
+
+class ModeRefused(UsageError):
+    """A writing mode (new, update) asked for where writing baselines is not allowed (CI)."""

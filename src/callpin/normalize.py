@@ -1,0 +1,213 @@
+"""Normalization rules and the first-appearance numbering of the values they replace."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UsageError
+
+# The built-in patterns are ASCII-only and anchored by explicit look-arounds so that
+# the C scanner in _speedups.c can implement exactly the same matches without a
+# regex engine. Keep the two in step (docs/FORMAT.md states the grammar).
+UUID_PATTERN = (
+    r"(?<![0-9A-Za-z])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}"
+    r"-[0-9A-Fa-f]{12}(?![0-9A-Za-z])"
+)
+TIMESTAMP_PATTERN = (
+    r"(?<![0-9])[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}"
+    r"(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}|[+-][0-9]{4})?(?![0-9])"
+)
+ADDRESS_PATTERN = r"(?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z])"
+
+_PLACEHOLDER_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One normalization rule: what it matches and the placeholder name it writes."""
+
+    name: str
+    placeholder: str
+    pattern: str
+    builtin: bool = False
+    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            compiled = re.compile(self.pattern, re.ASCII if self.builtin else 0)
+        except re.error as exc:
+            raise UsageError(f"rule {self.name!r}: invalid regular expression: {exc}") from None
+        object.__setattr__(self, "compiled", compiled)
+
+    def key(self, text: str) -> str:
+        """The identity of a matched text: equal keys share a placeholder number."""
+        if self.name == "uuid" or self.name == "address":
+            return text.lower()
+        if self.name == "timestamp":
+            return text.replace(" ", "T", 1)
+        return text
+
+
+UUID = Rule("uuid", "uuid", UUID_PATTERN, builtin=True)
+TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True)
+ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True)
+BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS)}
+
+
+def rule(regex: str, name: str) -> Rule:
+    """A user rule: every match of `regex` inside a string becomes `<name:N>`."""
+    if not _PLACEHOLDER_NAME.fullmatch(name):
+        raise UsageError(f"rule name {name!r} must match [a-z][a-z0-9_]{{0,31}}")
+    if name in BUILTIN_RULES or name in ("ts", "addr"):
+        raise UsageError(f"rule name {name!r} is taken by a built-in rule")
+    made = Rule(name, name, regex)
+    if made.compiled.search("") is not None and made.compiled.fullmatch("") is not None:
+        raise UsageError(f"rule {name!r}: the pattern matches the empty string")
+    return made
+
+
+class RuleSet:
+    """An ordered set of rules; text rules apply to every string, `address` to reprs."""
+
+    def __init__(self, rules: tuple[Rule, ...] | list[Rule] = ()) -> None:
+        seen: set[str] = set()
+        for one in rules:
+            if one.name in seen:
+                raise UsageError(f"rule {one.name!r} given twice")
+            seen.add(one.name)
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.text_rules = tuple(r for r in self.rules if r.name != "address")
+        self.address: Rule | None = BUILTIN_RULES["address"] if "address" in seen else None
+        self.uuid = "uuid" in seen
+        self.timestamp = "timestamp" in seen
+        self.user_rules = tuple(r for r in self.rules if not r.builtin)
+        # Both built-in text rules need a '-', so a string without one skips the scan.
+        self._builtin_only = not self.user_rules
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RuleSet) and self.describe() == other.describe()
+
+    def __hash__(self) -> int:
+        return hash(tuple(map(tuple, self.describe())))
+
+    def __repr__(self) -> str:
+        return f"RuleSet({[r.name for r in self.rules]!r})"
+
+    def describe(self) -> list[list[Any]]:
+        """The header form: `[name, None]` for built-ins, `[name, pattern]` for user rules."""
+        return [[r.name, None if r.builtin else r.pattern] for r in self.rules]
+
+    @classmethod
+    def from_description(cls, described: Any) -> RuleSet:
+        """Rebuild a rule set from a header's description; raises UsageError when malformed."""
+        if not isinstance(described, list):
+            raise UsageError("normalization rules must be a list")
+        rules: list[Rule] = []
+        for item in described:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                raise UsageError(f"malformed normalization rule {item!r}")
+            name, pattern = item
+            if pattern is None:
+                if name not in BUILTIN_RULES:
+                    raise UsageError(f"unknown built-in rule {name!r}")
+                rules.append(BUILTIN_RULES[name])
+            elif isinstance(pattern, str):
+                rules.append(rule(pattern, name))
+            else:
+                raise UsageError(f"malformed normalization rule {item!r}")
+        return cls(rules)
+
+    @classmethod
+    def named(cls, names: list[str] | tuple[str, ...]) -> RuleSet:
+        """A rule set of built-in rules by name (`uuid`, `timestamp`, `address`)."""
+        unknown = [n for n in names if n not in BUILTIN_RULES]
+        if unknown:
+            known = ", ".join(BUILTIN_RULES)
+            raise UsageError(f"unknown rule {unknown[0]!r} (known: {known})")
+        return cls([BUILTIN_RULES[n] for n in names])
+
+    def with_rules(self, extra: list[Rule] | tuple[Rule, ...]) -> RuleSet:
+        return RuleSet(self.rules + tuple(extra))
+
+
+DEFAULT_RULES = RuleSet((UUID, TIMESTAMP, ADDRESS))
+NO_RULES = RuleSet(())
+
+
+class Numbering:
+    """First-appearance numbers of normalized values, one counter per placeholder name.
+
+    The same key under the same placeholder always gets the same number within one log,
+    so "the same id was passed to both calls" stays pinned after normalization.
+    """
+
+    __slots__ = ("counters", "table")
+
+    def __init__(self) -> None:
+        self.table: dict[str, dict[str, int]] = {}
+        self.counters: dict[str, int] = {}
+
+    def number(self, placeholder: str, key: str) -> int:
+        known = self.table.setdefault(placeholder, {})
+        found = known.get(key)
+        if found is None:
+            found = self.counters.get(placeholder, 0) + 1
+            self.counters[placeholder] = found
+            known[key] = found
+        return found
+
+    def peek(self, placeholder: str, key: str) -> int:
+        """The number a key already has, or 0 when it has none (numbering unchanged)."""
+        return self.table.get(placeholder, {}).get(key, 0)
+
+
+def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) -> str:
+    # Leftmost match wins; at the same position the earlier rule wins. This is what
+    # one alternation regex would do, without merging user patterns' groups.
+    pieces: list[str] = []
+    pos = 0
+    length = len(text)
+    while pos <= length:
+        best: re.Match[str] | None = None
+        best_rule: Rule | None = None
+        for one in rules:
+            found = one.compiled.search(text, pos)
+            while found is not None and found.end() == found.start():
+                if found.start() >= length:
+                    found = None
+                    break
+                found = one.compiled.search(text, found.start() + 1)
+            if found is not None and (best is None or found.start() < best.start()):
+                best, best_rule = found, one
+        if best is None or best_rule is None:
+            break
+        pieces.append(text[pos : best.start()])
+        key = best_rule.key(best.group())
+        number = numbering.peek(best_rule.placeholder, key) if peek else numbering.number(
+            best_rule.placeholder, key
+        )
+        pieces.append(f"<{best_rule.placeholder}:{number}>")
+        pos = best.end()
+    if not pieces:
+        return text
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def normalize_text(
+    text: str, rules: RuleSet, numbering: Numbering, *, reprs: bool = False, peek: bool = False
+) -> str:
+    """Replace every match of the text rules (and, for reprs, `address`) with placeholders."""
+    active = rules.text_rules
+    if reprs and rules.address is not None:
+        active = (*active, rules.address)
+    if not active:
+        return text
+    if rules._builtin_only and "-" not in text and not (reprs and "0x" in text):
+        return text
+    return _scan(text, active, numbering, peek)
