@@ -17,3 +17,277 @@ from callpin.normalize import NO_RULES
 )
 def test_natives_are_the_bytes_msgpack_writes(encoder_class, value):
     assert encoder_class(NO_RULES).encode(value) == msgpack.packb(value, use_bin_type=True)
+
+
+import dataclasses
+import datetime as dt
+import enum
+import math
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callpin.codec import (
+    MAX_DEPTH,
+    Custom,
+    Cycle,
+    EnumValue,
+    Opaque,
+    Record,
+    Unencodable,
+    decode,
+    encode,
+    register,
+    unregister,
+)
+from callpin.errors import CorruptLog, LimitExceeded, UsageError
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True)
+    | st.text()
+    | st.binary()
+    | st.decimals(allow_nan=False)
+    | st.uuids()
+    | st.datetimes(timezones=st.none() | st.timezones())
+    | st.dates()
+    | st.times()
+    | st.timedeltas()
+)
+hashables = st.recursive(scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=4), max_leaves=8)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(hashables, inner, max_size=5)
+        | st.tuples(inner, inner)
+        | st.sets(hashables, max_size=5)
+        | st.frozensets(hashables, max_size=5)
+    ),
+    max_leaves=25,
+)
+
+
+def _equivalent(a: Any, b: Any) -> bool:
+    """Equality that treats NaN as equal to NaN (encoding canonicalizes every NaN)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, Decimal) and isinstance(b, Decimal):
+        return str(a) == str(b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(map(_equivalent, a, b))
+    if isinstance(a, dict):
+        return list(map(type, a)) == list(map(type, b)) and len(a) == len(b) and all(
+            _equivalent(x, y) and _equivalent(a[x], b[y]) for x, y in zip(a, b)
+        )
+    return a == b
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_raw_encoding_round_trips(value):
+    data = encode(value, NO_RULES)
+    decoded = decode(data)
+    assert encode(decoded, NO_RULES) == data
+    if not _has_nan_in_collection(value):
+        assert _equivalent(decoded, value) or _sets_equivalent(decoded, value)
+
+
+def _has_nan_in_collection(value: Any) -> bool:
+    if isinstance(value, (set, frozenset, dict, list, tuple)):
+        items = list(value) + (list(value.values()) if isinstance(value, dict) else [])
+        return any(isinstance(v, float) and math.isnan(v) for v in items) or any(
+            _has_nan_in_collection(v) for v in items
+        )
+    if isinstance(value, Decimal):
+        return value.is_nan()
+    return False
+
+
+def _sets_equivalent(a: Any, b: Any) -> bool:
+    return isinstance(a, (set, frozenset)) and type(a) is type(b) and encode(a, NO_RULES) == encode(b, NO_RULES)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_encoding_is_a_pure_function_of_the_value(value):
+    from callpin.normalize import DEFAULT_RULES
+
+    assert encode(value) == encode(value)
+    assert encode(value, DEFAULT_RULES) == encode(decode(encode(value, NO_RULES)), DEFAULT_RULES)
+
+
+def test_nan_payloads_are_canonical():
+    import struct
+
+    odd_nan = struct.unpack(">d", b"\xff\xf8\x00\x00\x00\x00\x00\x01")[0]
+    assert encode(odd_nan, NO_RULES) == encode(float("nan"), NO_RULES)
+
+
+class Shade(enum.IntEnum):
+    DARK = 1
+
+
+def test_int_enum_is_an_enum_not_an_int():
+    assert decode(encode(Shade.DARK, NO_RULES)) == EnumValue(f"{__name__}.Shade", "DARK")
+
+
+@dataclasses.dataclass(frozen=True)
+class Card:
+    number: str
+    expires: dt.date
+
+
+def test_dataclass_fields_keep_their_order_and_values():
+    decoded = decode(encode(Card("4242", dt.date(2030, 1, 1)), NO_RULES))
+    assert decoded == Record(f"{__name__}.Card", (("number", "4242"), ("expires", dt.date(2030, 1, 1))))
+    assert repr(decoded) == "Card(number='4242', expires=datetime.date(2030, 1, 1))"
+
+
+class Cents:
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+def test_registered_type_is_encoded_by_its_function():
+    register(Cents, lambda c: c.value)
+    try:
+        assert decode(encode(Cents(150), NO_RULES)) == Custom(f"{__name__}.Cents", 150)
+    finally:
+        unregister(Cents)
+    assert isinstance(decode(encode(Cents(150), NO_RULES)), Opaque)
+
+
+def test_native_types_cannot_be_registered():
+    with pytest.raises(UsageError):
+        register(dict, lambda d: 1)
+
+
+class ExplodingRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_a_value_whose_repr_raises_becomes_a_marker():
+    decoded = decode(encode([1, ExplodingRepr(), 2], NO_RULES))
+    assert decoded == [1, Unencodable(f"{__name__}.ExplodingRepr", "RuntimeError"), 2]
+
+
+class Subclassed(dict):  # type: ignore[type-arg]
+    def items(self):  # type: ignore[override]
+        raise ValueError("hostile")
+
+
+def test_a_hostile_mapping_becomes_a_marker_and_its_siblings_survive():
+    assert decode(encode({"ok": 1, "bad": Subclassed(a=1)}, NO_RULES)) == {
+        "ok": 1,
+        "bad": Unencodable(f"{__name__}.Subclassed", "ValueError"),
+    }
+
+
+def _nest(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_depth_limit_at_and_one_past():
+    at_limit = decode(encode(_nest(MAX_DEPTH), NO_RULES))
+    assert at_limit == _nest(MAX_DEPTH)
+    past = decode(encode(_nest(MAX_DEPTH + 1), NO_RULES))
+    inner = past
+    for _ in range(MAX_DEPTH + 1):
+        inner = inner[0]
+    assert inner == Unencodable("builtins.list", f"nested deeper than {MAX_DEPTH}")
+
+
+def test_very_deep_nesting_is_recorded_not_fatal():
+    assert encode(_nest(100_000), NO_RULES).endswith(b"nested deeper than 64")
+
+
+def test_self_referencing_containers_get_cycle_markers():
+    item: dict[str, Any] = {}
+    item["me"] = [item]
+    assert decode(encode(item, NO_RULES)) == {"me": [Cycle(2)]}
+
+
+def test_shared_references_are_not_cycles():
+    shared = [1]
+    assert decode(encode([shared, shared], NO_RULES)) == [[1], [1]]
+
+
+def test_freezegun_style_datetime_subclass_encodes_as_a_datetime():
+    class FakeDatetime(dt.datetime):
+        pass
+
+    real = dt.datetime(2024, 1, 2, 3, 4, 5)
+    fake = FakeDatetime(2024, 1, 2, 3, 4, 5)
+    assert encode(fake, NO_RULES) == encode(real, NO_RULES)
+
+
+def test_set_order_does_not_depend_on_iteration_order():
+    words = [f"w{i}" for i in range(50)]
+    assert encode(set(words), NO_RULES) == encode(set(reversed(words)), NO_RULES)
+
+
+def test_set_numbering_does_not_depend_on_uuid_values():
+    from callpin.normalize import DEFAULT_RULES
+
+    # The same shape with fresh uuids each time must give the same bytes.
+    first = encode({(uuid.uuid4(), "charge"), (uuid.uuid4(), "refund")}, DEFAULT_RULES)
+    for _ in range(20):
+        assert encode({(uuid.uuid4(), "charge"), (uuid.uuid4(), "refund")}, DEFAULT_RULES) == first
+
+
+def test_decimal_is_written_the_same_whatever_the_context():
+    import decimal
+
+    with decimal.localcontext() as context:
+        context.capitals = 0
+        assert encode(Decimal("1E+3"), NO_RULES) == encode(Decimal("1000").scaleb(0).normalize(), NO_RULES)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"\xc1", b"\x92\x01", b"\xc7\x01\x63x", b"\xd4\x06\x00", b"\xa2\xff\xfe",
+     b"\xc7\x03\x05abc", b"\xd5\x0f\x92\x01"],
+    ids=["reserved-byte", "short-array", "unknown-ext", "short-uuid", "bad-utf8", "bad-decimal", "bad-placeholder"],
+)
+def test_malformed_bytes_raise_corrupt_log(data):
+    with pytest.raises(CorruptLog):
+        decode(data)
+
+
+def test_ext_nesting_limit_at_and_one_past():
+    from callpin.codec import MAX_EXT_DEPTH
+
+    def nested_tuples(levels: int) -> bytes:
+        data = b"\x90"
+        for _ in range(levels):
+            data = _ext(1, b"\x91" + data)
+        return data
+
+    decode(nested_tuples(MAX_EXT_DEPTH))
+    with pytest.raises(LimitExceeded, match=str(MAX_EXT_DEPTH)):
+        decode(nested_tuples(MAX_EXT_DEPTH + 1))
+
+
+def _ext(code: int, payload: bytes) -> bytes:
+    out = bytearray()
+    codec._pack_ext(code, payload, out)
+    return bytes(out)
+
+
+def test_decoding_never_imports_or_constructs_user_types():
+    payload = b"\x92" + encode("os.system", NO_RULES) + encode({"cmd": "echo pwned"}, NO_RULES)
+    decoded = decode(_ext(13, payload))
+    assert decoded == Record("os.system", (("cmd", "echo pwned"),))
+    assert "pickle" not in codec.__dict__

@@ -456,10 +456,13 @@ class Encoder:
     def _value(self, obj: Any, out: bytearray, depth: int) -> None:
         start = len(out)
         try:
-            if depth > MAX_DEPTH:
-                self._unencodable(type(obj), f"nested deeper than {MAX_DEPTH}", out)
+            cls = type(obj)
+            handler = _HANDLERS.get(cls)
+            # Only values that nest count against the depth limit; scalars and the
+            # leaf markers are written at any depth (a decoded marker re-encodes as itself).
+            if depth > MAX_DEPTH and (handler is None or cls in _NESTING):
+                self._unencodable(cls, f"nested deeper than {MAX_DEPTH}", out)
                 return
-            handler = _HANDLERS.get(type(obj))
             if handler is not None:
                 handler(self, obj, out, depth)
                 return
@@ -766,6 +769,8 @@ _INERT_TYPES = (
     Record, Custom, EnumValue, ExceptionValue, Placeholder, Cycle, Opaque, Unencodable,
     Instance, Pairs, SetItems,
 )
+
+_NESTING = frozenset({list, dict, tuple, set, frozenset, Record, Custom, ExceptionValue, Pairs, SetItems})
 
 _HANDLERS: dict[type, Callable[[Encoder, Any, bytearray, int], None]] = {
     type(None): Encoder._none,

@@ -1,0 +1,116 @@
+"""Normalization rules: what they match, first-appearance numbering, after-the-fact equality."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callpin.codec import Encoder, decode, encode
+from callpin.errors import UsageError
+from callpin.normalize import DEFAULT_RULES, NO_RULES, Numbering, RuleSet, normalize_text, rule
+
+
+def norm(text: str, rules: RuleSet = DEFAULT_RULES, *, reprs: bool = False) -> str:
+    return normalize_text(text, rules, Numbering(), reprs=reprs)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("12345678-1234-5678-1234-567812345678", "<uuid:1>"),
+        ("ID 12345678-1234-5678-1234-567812345678.", "ID <uuid:1>."),
+        ("x12345678-1234-5678-1234-567812345678", "x12345678-1234-5678-1234-567812345678"),
+        ("12345678-1234-5678-1234-567812345678a", "12345678-1234-5678-1234-567812345678a"),
+        ("1234567-1234-5678-1234-567812345678", "1234567-1234-5678-1234-567812345678"),
+        ("ABCDEF01-1234-5678-1234-567812345678 abcdef01-1234-5678-1234-567812345678", "<uuid:1> <uuid:1>"),
+        ("2024-03-01T09:30:00", "<ts:1>"),
+        ("2024-03-01 09:30:00Z", "<ts:1>"),
+        ("2024-03-01T09:30:00.123456+09:00", "<ts:1>"),
+        ("2024-03-01T09:30:00+0900", "<ts:1>"),
+        ("2024-03-01T09:30:00+09001", "<ts:1>+09001"),
+        ("2024-03-01T09:30:001", "2024-03-01T09:30:001"),
+        ("2024-03-01T09:30", "2024-03-01T09:30"),
+        ("2024-03-01", "2024-03-01"),
+        ("12024-03-01T09:30:00", "12024-03-01T09:30:00"),
+        ("at 2024-03-01T09:30:00,5 sharp", "at <ts:1> sharp"),
+    ],
+)
+def test_builtin_text_rules(text, expected):
+    assert norm(text) == expected
+
+
+def test_addresses_are_normalized_only_in_reprs():
+    text = "<Gateway object at 0x7f3a2c1b4d90>"
+    assert norm(text) == text
+    assert norm(text, reprs=True) == "<Gateway object at <addr:1>>"
+    assert norm("flags 0x1f", reprs=True) == "flags 0x1f"
+
+
+def test_same_value_same_number_across_one_log():
+    encoder = Encoder(DEFAULT_RULES)
+    key = uuid.uuid4()
+    first = decode(encoder.encode(str(key)))
+    other = decode(encoder.encode(str(uuid.uuid4())))
+    again = decode(encoder.encode(key))
+    assert (first, other, repr(again)) == ("<uuid:1>", "<uuid:2>", "<uuid:1>")
+
+
+def test_datetime_object_and_its_iso_text_share_a_number():
+    moment = dt.datetime(2024, 3, 1, 9, 30, 0, 5)
+    encoder = Encoder(DEFAULT_RULES)
+    assert repr(decode(encoder.encode(moment))) == "<ts:1>"
+    assert decode(encoder.encode(f"at {moment}")) == "at <ts:1>"
+
+
+def test_user_rule_numbers_by_matched_text():
+    rules = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
+    assert norm("T-1 T-2 T-1", rules) == "<ticket:1> <ticket:2> <ticket:1>"
+
+
+def test_leftmost_match_wins_and_builtins_win_ties():
+    rules = DEFAULT_RULES.with_rules([rule(r"[0-9a-f]{8}-[0-9a-f]{4}", "short")])
+    assert norm("12345678-1234-5678-1234-567812345678", rules) == "<uuid:1>"
+    assert norm("ab 12345678-1234 x", rules) == "ab <short:1> x"
+
+
+@pytest.mark.parametrize(
+    ("regex", "name"),
+    [("(", "bad"), ("x", "Bad"), ("x", "uuid"), ("x", "ts"), ("a*", "empty")],
+)
+def test_invalid_user_rules_are_usage_errors(regex, name):
+    with pytest.raises(UsageError):
+        rule(regex, name)
+
+
+def test_rule_sets_round_trip_through_their_description():
+    rules = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
+    assert RuleSet.from_description(rules.describe()) == rules
+    with pytest.raises(UsageError):
+        RuleSet.from_description([["nope", None]])
+
+
+texts = st.lists(
+    st.sampled_from(
+        ["12345678-1234-5678-1234-567812345678", "ABCDEF01-1234-5678-1234-567812345678",
+         "2024-03-01T09:30:00", "2024-03-01 09:30:00.5Z", "0x7f3a2c1b4d90", "T-12", " ", "-", "x", "1"]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts | st.uuids() | st.datetimes(), max_size=6))
+def test_normalizing_afterwards_gives_the_same_bytes_as_while_encoding(values):
+    rules = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
+    while_encoding = encode(values, rules)
+    afterwards = Encoder(rules).encode(decode(encode(values, NO_RULES)))
+    assert while_encoding == afterwards
+
+
+def test_normalization_is_idempotent():
+    once = decode(encode("id 12345678-1234-5678-1234-567812345678"))
+    assert decode(encode(once)) == once
