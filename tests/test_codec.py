@@ -79,6 +79,10 @@ def _equivalent(a: Any, b: Any) -> bool:
         return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
     if isinstance(a, Decimal) and isinstance(b, Decimal):
         return str(a) == str(b)
+    if isinstance(a, (dt.datetime, dt.time)) and isinstance(b, type(a)):
+        # Aware values decode with a fixed offset; Python refuses to equate an ambiguous
+        # (fold) wall time across zones, so compare the written form.
+        return a.isoformat() == b.isoformat()
     if type(a) is not type(b):
         return False
     if isinstance(a, (list, tuple)):
