@@ -11,6 +11,7 @@ so it depends only on the interactions, never on the header's producer or paths.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import secrets
 import struct
@@ -253,10 +254,26 @@ class LogReader:
     many events were intact when the file is truncated, corrupt or over a limit.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, data: bytes | None = None) -> None:
         self.path = os.fspath(path)
+        if data is not None:
+            # A log held in memory (e.g. a baseline read from git); `path` only names it.
+            self._file = io.BytesIO(data)
+        else:
+            self._file = self._open()
         try:
-            self._file: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+            self._read_header()
+        except BaseException:
+            self._file.close()
+            raise
+        self.count: int | None = None
+        self.fingerprint: str | None = None
+
+    _file: IO[bytes]
+
+    def _open(self) -> IO[bytes]:
+        try:
+            return open(self.path, "rb")  # noqa: SIM115 - closed by close()
         except IsADirectoryError:
             raise LogFormatError(self.path, "is a directory, not a callpin log") from None
         except FileNotFoundError:
@@ -265,13 +282,6 @@ class LogReader:
             raise LogFormatError(self.path, "permission denied") from None
         except OSError as exc:
             raise LogFormatError(self.path, f"cannot open: {os.strerror(exc.errno or errno.EIO)}") from None
-        try:
-            self._read_header()
-        except BaseException:
-            self._file.close()
-            raise
-        self.count: int | None = None
-        self.fingerprint: str | None = None
 
     def close(self) -> None:
         self._file.close()
@@ -283,7 +293,8 @@ class LogReader:
         self.close()
 
     def _read_header(self) -> None:
-        self._size = os.fstat(self._file.fileno()).st_size
+        self._size = self._file.seek(0, io.SEEK_END)
+        self._file.seek(0)
         head = self._file.read(6)
         if len(head) < 4 or head[:4] != MAGIC:
             what = "empty file" if not head else "no callpin magic bytes"
@@ -478,9 +489,12 @@ class Log(Sequence[Event]):
             self[index]
 
 
-def load(path: str | os.PathLike[str]) -> Log:
-    """Read a whole log, checking its integrity; events decode lazily."""
-    with LogReader(path) as reader:
+def load(path: str | os.PathLike[str], *, data: bytes | None = None) -> Log:
+    """Read a whole log, checking its integrity; events decode lazily.
+
+    With `data`, the log is read from those bytes and `path` only names it in errors.
+    """
+    with LogReader(path, data=data) as reader:
         frames = list(reader.frames())
         assert reader.fingerprint is not None
         return Log(frames, rules=reader.rules, meta=reader.meta, fingerprint=reader.fingerprint,
