@@ -165,28 +165,29 @@ def _lookup(label: str, spec: TargetSpec) -> Site | types.ModuleType | type:
 
 
 def _import_longest(text: str) -> tuple[types.ModuleType, list[str], str]:
+    """Import `a`, `a.b`, `a.b.c`... while each is a module; the last one and the rest."""
     parts = text.split(".")
     if not all(part.isidentifier() for part in parts):
         raise TargetError(text, "not a dotted name like 'package.module.function'")
-    tried: list[str] = []
-    for end in range(len(parts), 0, -1):
+    module: types.ModuleType | None = None
+    imported = ""
+    for end in range(1, len(parts) + 1):
         name = ".".join(parts[:end])
         try:
-            module = importlib.import_module(name)
+            found = importlib.import_module(name)
         except ModuleNotFoundError as exc:
-            # Only a missing module on the path being tried means "try a shorter
-            # prefix"; a missing dependency of a real module is the user's error.
-            missing = exc.name or ""
-            if not (missing == name or name.startswith(missing + ".")):
-                raise TargetError(text, f"importing {name!r} failed: {exc}") from exc
-            tried.append(name)
-            continue
+            if exc.name == name:
+                break
+            # A module on the path exists but a dependency of it is missing: that is
+            # the user's error to see, not a reason to try a shorter name.
+            raise TargetError(text, f"importing {name!r} failed: {exc}") from exc
         except Exception as exc:
-            raise TargetError(
-                text, f"importing {name!r} raised {type(exc).__name__}: {exc}"
-            ) from exc
-        return module, parts[end:], name
-    raise TargetError(text, f"no importable module (tried {', '.join(repr(t) for t in tried)})")
+            failure = f"importing {name!r} raised {type(exc).__name__}: {exc}"
+            raise TargetError(text, failure) from exc
+        module, imported = found, name
+    if module is None:
+        raise TargetError(text, f"no module named {parts[0]!r} can be imported")
+    return module, parts[imported.count(".") + 1 :], imported
 
 
 def _attribute(text: str, owner: object, name: str, imported: str, walked: list[str]) -> Any:
