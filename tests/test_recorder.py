@@ -355,6 +355,15 @@ def test_a_spied_call_made_while_encoding_another_passes_through_unrecorded(bill
     assert event.args[0].repr == "Chatty(from repr)"
 
 
+def test_a_spied_builtin_that_callpin_itself_uses_records_only_the_users_calls():
+    with callpin.record(spy="builtins.sorted") as rec:
+        result = sorted([3, 1, 2], key=None, reverse=True)
+    assert result == [3, 2, 1]
+    assert [(e.label, e.args, e.kwargs) for e in rec.events] == [
+        ("builtins.sorted", ([3, 1, 2],), {"key": None, "reverse": True})
+    ]
+
+
 # -- files ------------------------------------------------------------------------------------
 
 
@@ -425,10 +434,11 @@ def test_without_output_dir_nothing_else_is_written(billing, tmp_path, monkeypat
     ("source", "label", "expected"),
     [
         ("renew.cpin", None, "renew.cpin"),
-        ("baselines/test_x/test_y.cpin", None, "test_x/test_y.cpin"),
+        ("baselines/tests/test_x/test_y.cpin", None, "baselines/tests/test_x/test_y.cpin"),
         ("/tmp/pytest-of-me/pytest-9/test_y0/out.cpin", None, "test_y0/out.cpin"),
         ("../logs/./renew", None, "logs/renew.cpin"),
-        ("baselines/test x/.hidden[1].cpin", None, "test_x/hidden_1_.cpin"),
+        ("baselines/test x/.hidden[1].cpin", None, "baselines/test_x/hidden_1_.cpin"),
+        ("/", None, "recording.cpin"),
         (
             None,
             "examples.renewals.billing.charge_card",

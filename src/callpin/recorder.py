@@ -31,11 +31,12 @@ _NO_ARGS: tuple[Any, ...] = ()
 
 
 class _ThreadState(threading.local):
-    # True while this thread runs callpin's encoder. A spied call made from inside
-    # the encoder (a __repr__ that calls a collaborator) is callpin's doing, not the
+    # True while this thread is inside callpin's own event path (encoding a value,
+    # numbering a thread). A spied call made from there (a __repr__ that calls a
+    # collaborator, a spied builtin callpin itself uses) is callpin's doing, not the
     # code under test's: it passes straight through, unrecorded, by every recorder.
     # This is also what keeps it from waiting on the lock its own thread holds.
-    encoding = False
+    inside = False
 
 
 _thread_state = _ThreadState()
@@ -160,6 +161,7 @@ class Recording:
             f"callpin-depth-{id(self):x}", default=0
         )
         self._decoder = codec.Decoder()
+        self._decoded_lock = threading.Lock()
         self._events: list[Event] = []
 
     # -- the block ---------------------------------------------------------------------
@@ -167,7 +169,7 @@ class Recording:
     def __enter__(self) -> Recording:
         if self._state != "new":
             raise UsageError("a Recording can be entered only once; call callpin.record() again")
-        self._state = "recording"
+        self._state = "stopped"
         sites = resolve(self._spy)
         stubs: dict[tuple[int, str], tuple[Site, Callable[..., Any]]] = {}
         for key, replacement in self._stub.items():
@@ -184,13 +186,9 @@ class Recording:
         # The recording thread is thread 1 whether or not it makes the first call.
         self._threads = 1
         self._thread.ordinal = 1
+        self._patcher.patch(wired, aliases=self._aliases)
         self._open = True
-        try:
-            self._patcher.patch(wired, aliases=self._aliases)
-        except BaseException:
-            self._open = False
-            self._state = "stopped"
-            raise
+        self._state = "recording"
         self.targets = list(self._patcher.patches)
         return self
 
@@ -206,14 +204,12 @@ class Recording:
         if self._state != "recording":
             return
         self._state = "stopped"
-        try:
-            self._patcher.restore()
-        finally:
-            with self._lock:
-                self._open = False
-                # Receivers were kept alive only so their ids could not be reused
-                # within this log.
-                self._instances.clear()
+        with self._lock:
+            self._open = False
+            # Receivers were kept alive only so their ids could not be reused
+            # within this log.
+            self._instances.clear()
+        self._patcher.restore()
 
     # -- results -----------------------------------------------------------------------
 
@@ -227,9 +223,10 @@ class Recording:
     def events(self) -> list[Event]:
         """The events so far, decoded (a copy)."""
         frames = self.frames
-        for index in range(len(self._events), len(frames)):
-            self._events.append(decode_event(frames[index], index, self._decoder))
-        return list(self._events[: len(frames)])
+        with self._decoded_lock:
+            for index in range(len(self._events), len(frames)):
+                self._events.append(decode_event(frames[index], index, self._decoder))
+            return self._events[: len(frames)]
 
     def log(self) -> Log:
         """The recording as a `Log`: the frames, rules, meta and fingerprint its file would have."""
@@ -279,35 +276,39 @@ class Recording:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         value: Any,
-        error: tuple[str, str] | None,
+        raised: BaseException | None,
         depth: int,
         receiver: object,
     ) -> None:
         """Encode one event and append it, in one step under the lock."""
-        if len(kwargs) > 1:
-            # Keyword order at a call site carries no meaning; the log must not
-            # change when a refactor reorders keywords.
-            kwargs = dict(sorted(kwargs.items()))
         state = _thread_state
-        with self._lock:
-            if not self._open:
-                return
-            local = self._thread
-            try:
-                thread = local.ordinal
-            except AttributeError:
-                self._threads += 1
-                thread = local.ordinal = self._threads
-            if receiver is not None and not isinstance(receiver, type):
-                args = (self._instance(receiver), *args)
-            state.encoding = True
-            try:
-                frame = self._encoder.encode_event(
-                    kind, label, args, kwargs, value, error, thread, depth
+        if state.inside:
+            return
+        state.inside = True
+        try:
+            error = None if raised is None else _error(raised)
+            if len(kwargs) > 1:
+                # Keyword order at a call site carries no meaning; the log must not
+                # change when a refactor reorders keywords.
+                kwargs = dict(sorted(kwargs.items()))
+            with self._lock:
+                if not self._open:
+                    return
+                local = self._thread
+                try:
+                    thread = local.ordinal
+                except AttributeError:
+                    self._threads += 1
+                    thread = local.ordinal = self._threads
+                if receiver is not None and not isinstance(receiver, type):
+                    args = (self._instance(receiver), *args)
+                self._frames.append(
+                    self._encoder.encode_event(
+                        kind, label, args, kwargs, value, error, thread, depth
+                    )
                 )
-            finally:
-                state.encoding = False
-            self._frames.append(frame)
+        finally:
+            state.inside = False
 
     def _instance(self, receiver: object) -> codec.Instance:
         known = self._instances.get(id(receiver))
@@ -344,7 +345,7 @@ class _Spy:
     ) -> Any:
         call = wrapped if self.stub is None else self.stub
         rec = self.recording
-        if _thread_state.encoding or not rec._open:
+        if _thread_state.inside or not rec._open:
             return call(*args, **kwargs)
         depth = rec._depth.get()
         rec._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
@@ -353,7 +354,7 @@ class _Spy:
             result = call(*args, **kwargs)
         except BaseException as exc:
             if self.record_raise:
-                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, _error(exc), depth, None)
+                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
             raise
         finally:
             rec._depth.reset(token)
@@ -371,7 +372,7 @@ class _AsyncSpy(_Spy):
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
         rec = self.recording
-        if _thread_state.encoding or not rec._open:
+        if _thread_state.inside or not rec._open:
             return _start(wrapped, self.stub, args, kwargs)
         depth = rec._depth.get()
         rec._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
@@ -379,7 +380,7 @@ class _AsyncSpy(_Spy):
             awaitable = _start(wrapped, self.stub, args, kwargs)
         except BaseException as exc:
             if self.record_raise:
-                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, _error(exc), depth, None)
+                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
             raise
         return self._outcome(awaitable, depth)
 
@@ -390,7 +391,7 @@ class _AsyncSpy(_Spy):
             result = await awaitable
         except BaseException as exc:
             if self.record_raise:
-                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, _error(exc), depth, None)
+                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
             raise
         finally:
             rec._depth.reset(token)
@@ -455,20 +456,21 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def output_name(source: str | os.PathLike[str] | None, label: str | None) -> str:
     """The name a recording's copy gets in CALLPIN_OUTPUT_DIR.
 
-    From a log path: its last two components as written, the folder kept as a
-    subfolder (`baselines/test_renewals/test_renew.cpin` and
-    `/tmp/pytest-7/test_renew0/test_renew.cpin` become `test_renewals/test_renew.cpin`
-    and `test_renew0/test_renew.cpin`). A relative path's `.` and `..` are dropped and
-    a bare file name stays bare, so the name does not depend on the working folder.
+    From a log path, as written, so the name never depends on the working folder:
+    a relative path keeps all its folders, minus `.` and `..`
+    (`baselines/tests/test_renewals/test_renew.cpin` stays that, `../out/renew.cpin`
+    becomes `out/renew.cpin`); an absolute path keeps its last folder and file name
+    (`/tmp/pytest-7/test_renew0/renew.cpin` becomes `test_renew0/renew.cpin`).
     Without a path: the first spied label, `examples.renewals.billing.charge_card.cpin`
     (`recording.cpin` when nothing is spied). Characters other than letters, digits,
-    `.`, `_` and `-` become `_`, and the name always ends in `.cpin`.
+    `.`, `_` and `-` become `_`, leading dots are dropped, and the name ends in `.cpin`.
     """
     if source is not None:
-        parts = [
-            part for part in re.split(r"[\\/]+", os.fspath(source)) if part not in ("", ".", "..")
-        ]
-        parts = parts[-2:] or ["recording"]
+        text = os.fspath(source)
+        parts = [part for part in re.split(r"[\\/]+", text) if part not in ("", ".", "..")]
+        if os.path.isabs(text):
+            parts = parts[-2:]
+        parts = parts or ["recording"]
     else:
         parts = [label or "recording"]
     cleaned = [_UNSAFE.sub("_", part).lstrip(".") or "_" for part in parts]

@@ -327,18 +327,18 @@ class Patcher:
 
     def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool) -> None:
         """Patch every site with its handler; on failure restore what was done and raise."""
+        proxies = [(site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in wired]
+        # Aliases are found before anything is patched, so the search itself never
+        # runs through a proxy (a spied builtin it uses, say).
+        found = _aliases(proxies) if aliases else []
         try:
-            proxies = [
-                (site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in wired
-            ]
             for site, proxy in proxies:
                 self._put(site.owner, site.name, proxy, site.original, site.present, site.place)
                 self.patches.append(Patch(site.label, site.place, alias=False))
-            if aliases:
-                for site, proxy, module, name in _aliases(proxies):
-                    place = f"{module.__name__}.{name}"
-                    self._put(module, name, proxy, site.original, True, place)
-                    self.patches.append(Patch(site.label, place, alias=True))
+            for site, proxy, module, name in found:
+                place = f"{module.__name__}.{name}"
+                self._put(module, name, proxy, site.original, True, place)
+                self.patches.append(Patch(site.label, place, alias=True))
         except BaseException:
             self.restore()
             raise
