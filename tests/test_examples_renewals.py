@@ -113,7 +113,8 @@ def test_two_child_process_runs_write_byte_identical_logs(tmp_path):
     outputs = []
     for run, seed in enumerate(("1", "2")):
         path = tmp_path / f"run{run}.cpin"
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+        path_list = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": path_list}
         env.pop("CALLPIN_OUTPUT_DIR", None)
         subprocess.run(
             [sys.executable, "-c", SCENARIO, str(path)],

@@ -265,6 +265,14 @@ def test_a_stub_target_must_be_a_single_callable(billing):
             pass
 
 
+def test_a_class_stub_replaces_its_constructor_and_is_restored(billing):
+    original = billing.Gateway
+    fake = object()
+    with callpin.record(spy="cp_billing.Gateway", stub={"cp_billing.Gateway": callpin.returns(fake)}):
+        assert billing.Gateway() is fake
+    assert billing.Gateway is original
+
+
 def test_a_stubbed_async_target_stays_awaitable(make_module):
     import asyncio
 

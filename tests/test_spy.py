@@ -256,6 +256,18 @@ def test_target_on_a_module_patches_like_a_dotted_name(billing):
     assert calls(rec) == [("cp_pkg.billing.refund", ("card_A",), {})]
 
 
+def test_target_naming_a_class_spies_its_methods_like_a_dotted_name(billing):
+    with callpin.record(spy={"gw": callpin.target(billing, "Gateway")}) as rec:
+        billing.Gateway.fee(10)
+    assert calls(rec) == [("gw.fee", (10,), {})]
+
+
+def test_target_naming_a_missing_attribute_is_a_target_error(billing):
+    with pytest.raises(TargetError, match="no attribute 'chrage'; did you mean 'charge'"):
+        with callpin.record(spy=callpin.target(billing, "chrage")):
+            pass
+
+
 def test_target_needs_an_attribute_name(billing):
     with pytest.raises(UsageError):
         callpin.target(billing, "not a name")

@@ -90,12 +90,11 @@ def resolve(spy: SpySpec) -> list[Site]:
 
 
 def resolve_one(spec: TargetSpec) -> Site:
-    """The single callable named by a stub key (a module or class is refused)."""
-    label = str(spec)
-    found = _lookup(label, spec)
-    if isinstance(found, Site):
-        return found
-    raise TargetError(label, f"a stub replaces one callable, and this is a {_what(found)}")
+    """The one callable a stub key names (a class counts: the stub replaces its constructor)."""
+    owner, name, value = _locate(spec)
+    if owner is None:
+        raise TargetError(str(spec), f"a stub replaces one callable, and this is a {_what(value)}")
+    return _site(str(spec), owner, name, _raw(owner, name), explicit=str(spec))
 
 
 def _labelled(spy: SpySpec) -> list[tuple[str, TargetSpec]]:
@@ -122,46 +121,43 @@ def _labelled(spy: SpySpec) -> list[tuple[str, TargetSpec]]:
 
 
 def _expand(label: str, spec: TargetSpec) -> list[Site]:
-    found = _lookup(label, spec)
-    if isinstance(found, Site):
-        return [found]
+    owner, name, found = _locate(spec)
     if isinstance(found, types.ModuleType):
         sites = [
-            _site(f"{label}.{name}", found, name, value)
-            for name, value in list(vars(found).items())
-            if _public(name) and _defined_in_module(value, found)
+            _site(f"{label}.{attr}", found, attr, value)
+            for attr, value in list(vars(found).items())
+            if _public(attr) and _defined_in_module(value, found)
+        ]
+    elif isinstance(found, type):
+        sites = [
+            _site(f"{label}.{attr}", found, attr, value)
+            for attr, value in list(vars(found).items())
+            if _public(attr) and _is_method(value)
         ]
     else:
-        sites = [
-            _site(f"{label}.{name}", found, name, value)
-            for name, value in list(vars(found).items())
-            if _public(name) and _is_method(value)
-        ]
+        assert owner is not None
+        return [_site(label, owner, name, _raw(owner, name), explicit=str(spec))]
     if not sites:
         raise TargetError(str(spec), f"the {_what(found)} defines no public functions to spy on")
     return sites
 
 
-def _lookup(label: str, spec: TargetSpec) -> Site | types.ModuleType | type:
-    """A module or class (to expand) or the Site of one callable attribute."""
+def _locate(spec: TargetSpec) -> tuple[object | None, str, Any]:
+    """The owner, attribute name and value a target names (no owner for a whole module)."""
     if isinstance(spec, Target):
         owner, name = spec.owner, spec.name
-        if not _has(owner, name):
-            raise TargetError(
-                str(spec), f"{_dotted(owner)} has no attribute {name!r}{_suggest(owner, name)}"
-            )
-    else:
-        module, rest, imported = _import_longest(spec)
-        if not rest:
-            return module
-        owner = module
-        for index, part in enumerate(rest[:-1]):
-            owner = _attribute(spec, owner, part, imported, rest[: index + 1])
-        name = rest[-1]
-        value = _attribute(spec, owner, name, imported, rest)
-        if isinstance(value, (types.ModuleType, type)):
-            return value
-    return _site(label, owner, name, _raw(owner, name), explicit=str(spec))
+        try:
+            return owner, name, getattr(owner, name)
+        except AttributeError:
+            missing = f"{_dotted(owner)} has no attribute {name!r}{_suggest(owner, name)}"
+            raise TargetError(str(spec), missing) from None
+    module, rest, imported = _import_longest(spec)
+    if not rest:
+        return None, "", module
+    owner = module
+    for index, part in enumerate(rest[:-1]):
+        owner = _attribute(spec, owner, part, imported, rest[: index + 1])
+    return owner, rest[-1], _attribute(spec, owner, rest[-1], imported, rest)
 
 
 def _import_longest(text: str) -> tuple[types.ModuleType, list[str], str]:
@@ -257,14 +253,6 @@ def _is_method(value: Any) -> bool:
 
 def _is_data_descriptor(value: Any) -> bool:
     return hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
-
-
-def _has(owner: object, name: str) -> bool:
-    try:
-        getattr(owner, name)
-    except AttributeError:
-        return False
-    return True
 
 
 def _own_dict(owner: object) -> Mapping[str, Any] | None:
@@ -382,7 +370,9 @@ def _aliases(
     patched = {site.key for site, _ in proxies}
     seen: set[int] = set()
     found: list[tuple[Site, Any, types.ModuleType, str]] = []
-    for module_name, module in sorted(sys.modules.items(), key=lambda item: item[0]):
+    # dict.copy() is one step for the interpreter, so a thread importing meanwhile
+    # cannot break the iteration.
+    for module_name, module in sorted(sys.modules.copy().items(), key=lambda item: item[0]):
         # callpin's own modules are never patched: its machinery must not route
         # through the spies it installs.
         if module_name == "callpin" or module_name.startswith("callpin."):
@@ -393,7 +383,7 @@ def _aliases(
         if not isinstance(namespace, dict) or id(namespace) in seen:
             continue
         seen.add(id(namespace))
-        for name, value in list(namespace.items()):
+        for name, value in namespace.copy().items():
             hit = wanted.get(id(value))
             if hit is None or hit[0].original is not value or (id(module), name) in patched:
                 continue
