@@ -436,21 +436,13 @@ def test_every_place_is_restored_identically_after_a_normal_exit(billing, make_m
     assert all(_places(billing, legacy)[name] is value for name, value in before.items())
 
 
-def test_every_place_is_restored_identically_after_an_exception(billing, make_module):
+@pytest.mark.parametrize("raised", [ZeroDivisionError, KeyboardInterrupt])
+def test_every_place_is_restored_identically_when_the_block_raises(billing, make_module, raised):
     legacy = make_module("cp_legacy", LEGACY)
     before = _places(billing, legacy)
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(raised):
         with callpin.record(spy=SPIED):
-            1 / 0  # noqa: B018
-    assert all(_places(billing, legacy)[name] is value for name, value in before.items())
-
-
-def test_every_place_is_restored_identically_after_a_keyboard_interrupt(billing, make_module):
-    legacy = make_module("cp_legacy", LEGACY)
-    before = _places(billing, legacy)
-    with pytest.raises(KeyboardInterrupt):
-        with callpin.record(spy=SPIED):
-            raise KeyboardInterrupt
+            raise raised
     assert all(_places(billing, legacy)[name] is value for name, value in before.items())
 
 
