@@ -288,10 +288,9 @@ def test_a_builtin_function_such_as_time_time_is_spied_and_restored():
     with callpin.record(spy="time.time", outcomes="all") as rec:
         now = time.time()
     assert isinstance(now, float)
-    assert [(e.kind, e.label) for e in rec.events] == [
-        ("call", "time.time"),
-        ("return", "time.time"),
-    ]
+    # Other threads of the test runner may call time.time too; this thread's calls are ours.
+    ours = [(e.kind, e.label) for e in rec.events if e.thread == 1]
+    assert ours == [("call", "time.time"), ("return", "time.time")]
     assert time.time is original
 
 
