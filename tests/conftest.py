@@ -1,7 +1,11 @@
-"""Shared fixtures: the implementations under test."""
+"""Shared fixtures: the implementations under test, throw-away modules to spy on."""
 
 from __future__ import annotations
 
+import sys
+import textwrap
+import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,3 +21,24 @@ if _impl.IMPLEMENTATION == "c":
 def encoder_class(request: pytest.FixtureRequest) -> Any:
     """Each available encoder implementation in turn (C only where it is built and live)."""
     return IMPLEMENTATIONS[request.param]
+
+
+@pytest.fixture
+def make_module() -> Iterator[Callable[..., types.ModuleType]]:
+    """Build in-memory modules from source, importable by name for one test only."""
+    made: list[str] = []
+
+    def make(name: str, source: str = "") -> types.ModuleType:
+        module = types.ModuleType(name)
+        module.__file__ = f"<{name}>"
+        sys.modules[name] = module
+        made.append(name)
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(sys.modules[parent], child, module)
+        exec(compile(textwrap.dedent(source), f"<{name}>", "exec"), module.__dict__)
+        return module
+
+    yield make
+    for name in reversed(made):
+        sys.modules.pop(name, None)

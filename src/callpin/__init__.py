@@ -30,6 +30,8 @@ from .errors import (
 )
 from .logfile import Event, Log, load
 from .normalize import DEFAULT_RULES, RuleSet, rule
+from .recorder import Recording, raises, record, returns
+from .spy import target
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,7 @@ __all__ = [
     "Opaque",
     "Placeholder",
     "Record",
+    "Recording",
     "RuleSet",
     "RulesMismatch",
     "TargetError",
@@ -62,7 +65,11 @@ __all__ = [
     "UsageError",
     "__version__",
     "load",
+    "raises",
+    "record",
     "register",
+    "returns",
     "rule",
+    "target",
     "unregister",
 ]

@@ -1,0 +1,1 @@
+"""Bundled example scenarios for callpin's demo and docs."""

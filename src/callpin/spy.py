@@ -1,0 +1,391 @@
+"""Resolve spy targets, wrap them with wrapt proxies, patch their aliases and restore exactly."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import sys
+import types
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+import wrapt
+
+from .errors import TargetError, UsageError
+
+Flavor: TypeAlias = Literal["sync", "async", "generator"]
+Handler: TypeAlias = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
+
+
+@dataclass(frozen=True, eq=False)
+class Target:
+    """An attribute of any object to spy on, made with `callpin.target(obj, "name")`."""
+
+    owner: object
+    name: str
+
+    def __str__(self) -> str:
+        return f"{_dotted(self.owner)}.{self.name}"
+
+
+def target(owner: object, name: str) -> Target:
+    """The attribute `name` of `owner` (a module, class or instance) as a spy or stub target."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise UsageError(f"target() needs an attribute name, got {name!r}")
+    return Target(owner, name)
+
+
+TargetSpec: TypeAlias = str | Target
+SpySpec: TypeAlias = TargetSpec | Iterable[TargetSpec] | Mapping[str, TargetSpec]
+
+
+class Patch(NamedTuple):
+    """One place a recording patched: the label its calls carry, where, and whether an alias."""
+
+    label: str
+    place: str
+    alias: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """One resolved callable attribute: where it lives, what was there, and how it binds."""
+
+    label: str
+    owner: object
+    name: str
+    original: Any
+    present: bool  # the name was in the owner's own __dict__ (else restore deletes it)
+    flavor: Flavor
+
+    @property
+    def place(self) -> str:
+        return f"{_dotted(self.owner)}.{self.name}"
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return id(self.owner), self.name
+
+
+# ---------------------------------------------------------------------------
+# Resolution.
+
+
+def resolve(spy: SpySpec) -> list[Site]:
+    """Every callable named by a `spy=` argument, in order, each attribute once."""
+    sites: dict[tuple[int, str], Site] = {}
+    for label, spec in _labelled(spy):
+        for site in _expand(label, spec):
+            known = sites.get(site.key)
+            if known is None:
+                sites[site.key] = site
+            elif known.label != site.label:
+                raise TargetError(
+                    str(spec),
+                    f"{site.place} is targeted twice, as {known.label!r} and {site.label!r}",
+                )
+    return list(sites.values())
+
+
+def resolve_one(spec: TargetSpec) -> Site:
+    """The one callable a stub key names (a class counts: the stub replaces its constructor)."""
+    owner, name, value = _locate(spec)
+    if owner is None:
+        raise TargetError(str(spec), f"a stub replaces one callable, and this is a {_what(value)}")
+    return _site(str(spec), owner, name, _raw(owner, name), explicit=str(spec))
+
+
+def _labelled(spy: SpySpec) -> list[tuple[str, TargetSpec]]:
+    if isinstance(spy, (str, Target)):
+        return [(str(spy), spy)]
+    if isinstance(spy, Mapping):
+        pairs = list(spy.items())
+        for label, _ in pairs:
+            if not isinstance(label, str) or not label:
+                raise UsageError(f"spy labels must be non-empty strings, got {label!r}")
+    else:
+        try:
+            pairs = [(str(spec), spec) for spec in spy]
+        except TypeError:
+            raise UsageError(
+                f"spy= takes a target, a list of targets or {{label: target}}, got {spy!r}"
+            ) from None
+    for _, spec in pairs:
+        if not isinstance(spec, (str, Target)):
+            raise UsageError(
+                f"a spy target is a dotted name or callpin.target(obj, name), got {spec!r}"
+            )
+    return pairs
+
+
+def _expand(label: str, spec: TargetSpec) -> list[Site]:
+    owner, name, found = _locate(spec)
+    if isinstance(found, types.ModuleType):
+        sites = [
+            _site(f"{label}.{attr}", found, attr, value)
+            for attr, value in list(vars(found).items())
+            if _public(attr) and _defined_in_module(value, found)
+        ]
+    elif isinstance(found, type):
+        sites = [
+            _site(f"{label}.{attr}", found, attr, value)
+            for attr, value in list(vars(found).items())
+            if _public(attr) and _is_method(value)
+        ]
+    else:
+        assert owner is not None
+        return [_site(label, owner, name, _raw(owner, name), explicit=str(spec))]
+    if not sites:
+        raise TargetError(str(spec), f"the {_what(found)} defines no public functions to spy on")
+    return sites
+
+
+def _locate(spec: TargetSpec) -> tuple[object | None, str, Any]:
+    """The owner, attribute name and value a target names (no owner for a whole module)."""
+    if isinstance(spec, Target):
+        owner, name = spec.owner, spec.name
+        try:
+            return owner, name, getattr(owner, name)
+        except AttributeError:
+            missing = f"{_dotted(owner)} has no attribute {name!r}{_suggest(owner, name)}"
+            raise TargetError(str(spec), missing) from None
+    module, rest, imported = _import_longest(spec)
+    if not rest:
+        return None, "", module
+    owner = module
+    for index, part in enumerate(rest[:-1]):
+        owner = _attribute(spec, owner, part, imported, rest[: index + 1])
+    return owner, rest[-1], _attribute(spec, owner, rest[-1], imported, rest)
+
+
+def _import_longest(text: str) -> tuple[types.ModuleType, list[str], str]:
+    """Import `a`, `a.b`, `a.b.c`... while each is a module; the last one and the rest."""
+    parts = text.split(".")
+    if not all(part.isidentifier() for part in parts):
+        raise TargetError(text, "not a dotted name like 'package.module.function'")
+    module: types.ModuleType | None = None
+    imported = ""
+    for end in range(1, len(parts) + 1):
+        name = ".".join(parts[:end])
+        try:
+            found = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                break
+            # A module on the path exists but a dependency of it is missing: that is
+            # the user's error to see, not a reason to try a shorter name.
+            raise TargetError(text, f"importing {name!r} failed: {exc}") from exc
+        except Exception as exc:
+            failure = f"importing {name!r} raised {type(exc).__name__}: {exc}"
+            raise TargetError(text, failure) from exc
+        module, imported = found, name
+    if module is None:
+        raise TargetError(text, f"no module named {parts[0]!r} can be imported")
+    return module, parts[imported.count(".") + 1 :], imported
+
+
+def _attribute(text: str, owner: object, name: str, imported: str, walked: list[str]) -> Any:
+    try:
+        return getattr(owner, name)
+    except AttributeError:
+        where = ".".join([imported, *walked[:-1]])
+        missing = f"{where!r} has no attribute {name!r}{_suggest(owner, name)}"
+        raise TargetError(text, f"imported {imported!r}, but {missing}") from None
+
+
+def _raw(owner: object, name: str) -> Any:
+    """The attribute as stored (a staticmethod object, not the function it returns)."""
+    if isinstance(owner, type):
+        for klass in owner.__mro__:
+            if name in vars(klass):
+                return vars(klass)[name]
+    own = _own_dict(owner)
+    if own is not None and name in own:
+        return own[name]
+    return getattr(owner, name)
+
+
+def _site(label: str, owner: object, name: str, raw: Any, explicit: str | None = None) -> Site:
+    shown = explicit or f"{_dotted(owner)}.{name}"
+    if isinstance(raw, property) or (isinstance(owner, type) and _is_data_descriptor(raw)):
+        raise TargetError(shown, "is a property or other descriptor; callpin spies callables only")
+    if isinstance(raw, (staticmethod, classmethod)):
+        function = raw.__func__
+    elif callable(raw):
+        function = raw
+    else:
+        raise TargetError(shown, f"is a {type(raw).__name__}, not a callable")
+    own = _own_dict(owner)
+    return Site(
+        label=label,
+        owner=owner,
+        name=name,
+        original=raw,
+        present=own is not None and name in own,
+        flavor=_flavor(function),
+    )
+
+
+def _flavor(function: Any) -> Flavor:
+    if inspect.iscoroutinefunction(function):
+        return "async"
+    if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
+        return "generator"
+    return "sync"
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_")
+
+
+def _defined_in_module(value: Any, module: types.ModuleType) -> bool:
+    return (
+        isinstance(value, (types.FunctionType, types.BuiltinFunctionType))
+        and getattr(value, "__module__", None) == module.__name__
+    )
+
+
+def _is_method(value: Any) -> bool:
+    return isinstance(value, (types.FunctionType, staticmethod, classmethod))
+
+
+def _is_data_descriptor(value: Any) -> bool:
+    return hasattr(type(value), "__set__") or hasattr(type(value), "__delete__")
+
+
+def _own_dict(owner: object) -> Mapping[str, Any] | None:
+    try:
+        return vars(owner)
+    except TypeError:
+        return None
+
+
+def _dotted(owner: object) -> str:
+    if isinstance(owner, types.ModuleType):
+        return owner.__name__
+    if isinstance(owner, type):
+        return f"{owner.__module__}.{owner.__qualname__}"
+    cls = type(owner)
+    return f"{cls.__module__}.{cls.__qualname__}()"
+
+
+def _what(found: object) -> str:
+    if isinstance(found, types.ModuleType):
+        return f"module {found.__name__!r}"
+    if isinstance(found, type):
+        return f"class {_dotted(found)!r}"
+    return "callable"
+
+
+def _suggest(owner: object, name: str) -> str:
+    try:
+        names = dir(owner)
+    except Exception:  # a broken __dir__ only costs the suggestion
+        return ""
+    close = difflib.get_close_matches(name, [n for n in names if isinstance(n, str)], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+# ---------------------------------------------------------------------------
+# Patching.
+
+
+class _Placed(NamedTuple):
+    owner: object
+    name: str
+    previous: Any
+    present: bool
+
+
+class Patcher:
+    """Put wrapt proxies in place of targets (and their aliases) and put everything back.
+
+    A site owned by a module is also patched wherever another module global holds the
+    very same object (`from billing import charge_card`); the same proxy goes in every
+    place, so a nested recorder that spies it again finds and wraps every place too.
+    Restoring undoes the patches in reverse order, putting back the identical object,
+    or deleting the attribute when the patch had shadowed an inherited one.
+    """
+
+    def __init__(self) -> None:
+        self._placed: list[_Placed] = []
+        self.patches: list[Patch] = []
+
+    def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool) -> None:
+        """Patch every site with its handler; on failure restore what was done and raise."""
+        proxies = [(site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in wired]
+        # Aliases are found before anything is patched, so the search itself never
+        # runs through a proxy (a spied builtin it uses, say).
+        found = _aliases(proxies) if aliases else []
+        try:
+            for site, proxy in proxies:
+                self._put(site.owner, site.name, proxy, site.original, site.present, site.place)
+                self.patches.append(Patch(site.label, site.place, alias=False))
+            for site, proxy, module, name in found:
+                place = f"{module.__name__}.{name}"
+                self._put(module, name, proxy, site.original, True, place)
+                self.patches.append(Patch(site.label, place, alias=True))
+        except BaseException:
+            self.restore()
+            raise
+
+    def _put(
+        self, owner: object, name: str, value: Any, previous: Any, present: bool, place: str
+    ) -> None:
+        try:
+            setattr(owner, name, value)
+        except (AttributeError, TypeError) as exc:
+            raise TargetError(place, f"cannot patch it ({exc})") from None
+        self._placed.append(_Placed(owner, name, previous, present))
+
+    def restore(self) -> None:
+        """Put back every patched attribute, last patched first; safe to call twice."""
+        failures: list[BaseException] = []
+        while self._placed:
+            placed = self._placed.pop()
+            try:
+                if placed.present:
+                    setattr(placed.owner, placed.name, placed.previous)
+                else:
+                    delattr(placed.owner, placed.name)
+            except BaseException as exc:  # restore the rest, then report
+                failures.append(exc)
+        if failures:
+            raise failures[0]
+
+
+def _aliases(
+    proxies: list[tuple[Site, Any]],
+) -> list[tuple[Site, Any, types.ModuleType, str]]:
+    """Every other module global holding a module-owned site's original object."""
+    wanted: dict[int, tuple[Site, Any]] = {
+        id(site.original): (site, proxy)
+        for site, proxy in proxies
+        if isinstance(site.owner, types.ModuleType)
+    }
+    if not wanted:
+        return []
+    patched = {site.key for site, _ in proxies}
+    seen: set[int] = set()
+    found: list[tuple[Site, Any, types.ModuleType, str]] = []
+    # dict.copy() is one step for the interpreter, so a thread importing meanwhile
+    # cannot break the iteration.
+    for module_name, module in sorted(sys.modules.copy().items(), key=lambda item: item[0]):
+        # callpin's own modules are never patched: its machinery must not route
+        # through the spies it installs.
+        if module_name == "callpin" or module_name.startswith("callpin."):
+            continue
+        namespace = (
+            getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
+        )
+        if not isinstance(namespace, dict) or id(namespace) in seen:
+            continue
+        seen.add(id(namespace))
+        for name, value in namespace.copy().items():
+            hit = wanted.get(id(value))
+            if hit is None or hit[0].original is not value or (id(module), name) in patched:
+                continue
+            found.append((hit[0], hit[1], module, name))
+    return found

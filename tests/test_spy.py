@@ -1,0 +1,491 @@
+"""Spy targets: resolution, kinds of callables, aliases, exact restore and nesting."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+import time
+
+import pytest
+
+import callpin
+from callpin import Instance, TargetError, UsageError
+
+COLLABORATORS = """
+    import functools
+
+    def charge(card, amount):
+        return {"card": card, "amount": amount}
+
+    def _private(x):
+        return x
+
+    def refund(card):
+        return card
+
+    charge_usd = functools.partial(charge, amount=100)
+
+    class Gateway:
+        def __init__(self, name="gw"):
+            self.name = name
+
+        def charge(self, amount):
+            return amount
+
+        @classmethod
+        def create(cls, name):
+            return cls(name)
+
+        @staticmethod
+        def fee(amount):
+            return amount // 10
+
+        @property
+        def label(self):
+            return "gateway " + self.name
+
+        def _hidden(self):
+            return 1
+
+    class Sandbox(Gateway):
+        pass
+"""
+
+
+@pytest.fixture
+def billing(make_module):
+    make_module("cp_pkg")
+    return make_module("cp_pkg.billing", COLLABORATORS)
+
+
+def calls(rec):
+    return [(e.label, e.args, e.kwargs) for e in rec.events if e.kind == "call"]
+
+
+# -- resolution -------------------------------------------------------------------------
+
+
+def test_a_dotted_function_is_spied_under_its_dotted_name(billing):
+    with callpin.record(spy="cp_pkg.billing.charge") as rec:
+        billing.charge("card_A", 1500)
+    assert calls(rec) == [("cp_pkg.billing.charge", ("card_A", 1500), {})]
+
+
+def test_resolution_imports_the_longest_importable_prefix(tmp_path, monkeypatch):
+    package = tmp_path / "cp_disk_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "gateway.py").write_text("def charge(amount):\n    return amount\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "cp_disk_pkg.gateway", raising=False)
+    try:
+        with callpin.record(spy="cp_disk_pkg.gateway.charge") as rec:
+            sys.modules["cp_disk_pkg.gateway"].charge(5)
+        assert calls(rec) == [("cp_disk_pkg.gateway.charge", (5,), {})]
+    finally:
+        sys.modules.pop("cp_disk_pkg.gateway", None)
+        sys.modules.pop("cp_disk_pkg", None)
+
+
+def test_a_missing_module_is_a_target_error_naming_what_was_tried():
+    with pytest.raises(TargetError) as caught:
+        with callpin.record(spy="cp_nowhere.billing.charge"):
+            pass
+    assert caught.value.target == "cp_nowhere.billing.charge"
+    assert str(caught.value) == (
+        "cannot spy 'cp_nowhere.billing.charge': no module named 'cp_nowhere' can be imported"
+    )
+
+
+def test_a_missing_attribute_names_the_module_and_suggests_a_close_name(billing):
+    with pytest.raises(TargetError) as caught:
+        with callpin.record(spy="cp_pkg.billing.chrage"):
+            pass
+    message = str(caught.value)
+    assert "imported 'cp_pkg.billing'" in message
+    assert "no attribute 'chrage'" in message
+    assert "did you mean 'charge'" in message
+
+
+def test_a_broken_import_inside_the_target_module_is_reported_not_skipped(tmp_path, monkeypatch):
+    (tmp_path / "cp_broken.py").write_text("import cp_missing_dependency\n\ndef f():\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TargetError, match=r"importing 'cp_broken' failed.*cp_missing_dependency"):
+        with callpin.record(spy="cp_broken.f"):
+            pass
+    sys.modules.pop("cp_broken", None)
+
+
+def test_a_target_that_is_not_a_dotted_name_is_refused():
+    with pytest.raises(TargetError, match="not a dotted name"):
+        with callpin.record(spy="cp_pkg.billing.charge()"):
+            pass
+
+
+def test_a_spy_argument_of_the_wrong_type_is_a_usage_error():
+    with pytest.raises(UsageError):
+        with callpin.record(spy=[42]):  # type: ignore[list-item]
+            pass
+
+
+def test_a_whole_module_spies_its_public_functions_defined_there(billing, make_module):
+    make_module(
+        "cp_pkg.other",
+        "from cp_pkg.billing import charge as imported_charge\n\ndef own():\n    pass\n",
+    )
+    with callpin.record(spy="cp_pkg.billing") as rec:
+        billing.charge("card_A", 1)
+        billing.refund("card_A")
+        billing._private(1)
+    assert [label for label, _, _ in calls(rec)] == [
+        "cp_pkg.billing.charge",
+        "cp_pkg.billing.refund",
+    ]
+    assert {p.place for p in rec.targets if not p.alias} == {
+        "cp_pkg.billing.charge",
+        "cp_pkg.billing.refund",
+    }
+
+
+def test_a_module_spy_skips_functions_it_only_imported(billing, make_module):
+    other = make_module(
+        "cp_pkg.other", "from cp_pkg.billing import refund\n\ndef own():\n    pass\n"
+    )
+    with callpin.record(spy="cp_pkg.other", aliases=False) as rec:
+        other.refund("card_A")
+        other.own()
+    assert [label for label, _, _ in calls(rec)] == ["cp_pkg.other.own"]
+
+
+def test_a_dict_sets_the_labels_of_a_module_spy(billing):
+    with callpin.record(spy={"billing": "cp_pkg.billing"}) as rec:
+        billing.refund("card_A")
+    assert calls(rec) == [("billing.refund", ("card_A",), {})]
+
+
+def test_the_same_place_under_two_labels_is_refused(billing):
+    with pytest.raises(TargetError, match="targeted twice"):
+        with callpin.record(spy={"a": "cp_pkg.billing.charge", "b": "cp_pkg.billing.charge"}):
+            pass
+
+
+# -- kinds of callables --------------------------------------------------------------------
+
+
+def test_an_instance_method_records_its_receiver_as_an_instance_ordinal(billing):
+    first, second = billing.Gateway("a"), billing.Gateway("b")
+    with callpin.record(spy="cp_pkg.billing.Gateway.charge") as rec:
+        assert first.charge(10) == 10
+        second.charge(20)
+        first.charge(30)
+        billing.Gateway.charge(second, 40)
+    gateway = "cp_pkg.billing.Gateway"
+    assert [args for _, args, _ in calls(rec)] == [
+        (Instance(gateway, 1), 10),
+        (Instance(gateway, 2), 20),
+        (Instance(gateway, 1), 30),
+        (Instance(gateway, 2), 40),
+    ]
+
+
+def test_class_and_static_methods_keep_their_kind(billing):
+    with callpin.record(spy=["cp_pkg.billing.Gateway.create", "cp_pkg.billing.Gateway.fee"]) as rec:
+        made = billing.Gateway.create("x")
+        assert type(made) is billing.Gateway
+        assert type(billing.Sandbox.create("y")) is billing.Sandbox
+        assert billing.Gateway.fee(100) == 10
+        assert made.fee(50) == 5
+    assert calls(rec) == [
+        ("cp_pkg.billing.Gateway.create", ("x",), {}),
+        ("cp_pkg.billing.Gateway.create", ("y",), {}),
+        ("cp_pkg.billing.Gateway.fee", (100,), {}),
+        ("cp_pkg.billing.Gateway.fee", (50,), {}),
+    ]
+    assert isinstance(vars(billing.Gateway)["create"], classmethod)
+    assert isinstance(vars(billing.Gateway)["fee"], staticmethod)
+
+
+def test_a_whole_class_spies_public_methods_and_leaves_properties_untouched(billing):
+    originals = dict(vars(billing.Gateway))
+    gateway = billing.Gateway("a")
+    with callpin.record(spy="cp_pkg.billing.Gateway") as rec:
+        assert vars(billing.Gateway)["label"] is originals["label"]
+        assert gateway.label == "gateway a"
+        gateway.charge(1)
+        gateway.fee(2)
+        billing.Gateway.create("b")
+        gateway._hidden()
+    assert [label for label, _, _ in calls(rec)] == [
+        "cp_pkg.billing.Gateway.charge",
+        "cp_pkg.billing.Gateway.fee",
+        "cp_pkg.billing.Gateway.create",
+    ]
+    assert all(vars(billing.Gateway)[name] is value for name, value in originals.items())
+
+
+def test_a_property_named_as_a_target_is_refused(billing):
+    with pytest.raises(TargetError, match="property"):
+        with callpin.record(spy="cp_pkg.billing.Gateway.label"):
+            pass
+    assert isinstance(vars(billing.Gateway)["label"], property)
+
+
+def test_an_inherited_method_spied_on_a_subclass_is_removed_again_on_restore(billing):
+    with callpin.record(spy="cp_pkg.billing.Sandbox.charge") as rec:
+        billing.Sandbox().charge(5)
+        billing.Gateway().charge(6)
+    assert [args[1:] for _, args, _ in calls(rec)] == [(5,)]
+    assert "charge" not in vars(billing.Sandbox)
+    assert billing.Sandbox.charge is billing.Gateway.charge
+
+
+def test_target_spies_an_attribute_of_an_instance(billing):
+    gateway = billing.Gateway("a")
+    other = billing.Gateway("b")
+    with callpin.record(spy={"gw.charge": callpin.target(gateway, "charge")}) as rec:
+        gateway.charge(7)
+        other.charge(8)
+    assert calls(rec) == [("gw.charge", (Instance("cp_pkg.billing.Gateway", 1), 7), {})]
+    assert "charge" not in vars(gateway)
+
+
+def test_target_on_a_module_patches_like_a_dotted_name(billing):
+    with callpin.record(spy=callpin.target(billing, "refund")) as rec:
+        billing.refund("card_A")
+    assert calls(rec) == [("cp_pkg.billing.refund", ("card_A",), {})]
+
+
+def test_target_naming_a_class_spies_its_methods_like_a_dotted_name(billing):
+    with callpin.record(spy={"gw": callpin.target(billing, "Gateway")}) as rec:
+        billing.Gateway.fee(10)
+    assert calls(rec) == [("gw.fee", (10,), {})]
+
+
+def test_target_naming_a_missing_attribute_is_a_target_error(billing):
+    with pytest.raises(TargetError, match="no attribute 'chrage'; did you mean 'charge'"):
+        with callpin.record(spy=callpin.target(billing, "chrage")):
+            pass
+
+
+def test_target_needs_an_attribute_name(billing):
+    with pytest.raises(UsageError):
+        callpin.target(billing, "not a name")
+
+
+def test_a_functools_partial_is_spied_with_the_arguments_it_was_called_with(billing):
+    original = billing.charge_usd
+    with callpin.record(spy="cp_pkg.billing.charge_usd", outcomes="all") as rec:
+        assert billing.charge_usd("card_A") == {"card": "card_A", "amount": 100}
+    assert calls(rec) == [("cp_pkg.billing.charge_usd", ("card_A",), {})]
+    assert rec.events[1].value == {"card": "card_A", "amount": 100}
+    assert billing.charge_usd is original
+    assert isinstance(billing.charge_usd, functools.partial)
+
+
+def test_a_builtin_function_such_as_time_time_is_spied_and_restored():
+    original = time.time
+    with callpin.record(spy="time.time", outcomes="all") as rec:
+        now = time.time()
+    assert isinstance(now, float)
+    # Other threads of the test runner may call time.time too; this thread's calls are ours.
+    ours = [(e.kind, e.label) for e in rec.events if e.thread == 1]
+    assert ours == [("call", "time.time"), ("return", "time.time")]
+    assert time.time is original
+
+
+def test_an_async_function_is_recorded_when_called_and_its_raise_when_awaited(make_module):
+    module = make_module(
+        "cp_async",
+        """
+        async def fetch(key):
+            if key == "bad":
+                raise KeyError(key)
+            return key.upper()
+        """,
+    )
+
+    async def scenario(rec):
+        pending = module.fetch("bad")
+        assert [e.kind for e in rec.events] == ["call"]
+        with pytest.raises(KeyError):
+            await pending
+        return await module.fetch("ok")
+
+    with callpin.record(spy="cp_async.fetch", outcomes="all") as rec:
+        assert asyncio.run(scenario(rec)) == "OK"
+    assert [(e.kind, e.args, e.value, e.error) for e in rec.events] == [
+        ("call", ("bad",), None, None),
+        ("raise", (), None, ("KeyError", "'bad'")),
+        ("call", ("ok",), None, None),
+        ("return", (), "OK", None),
+    ]
+
+
+def test_a_spied_async_function_is_still_a_coroutine_function(make_module):
+    import inspect
+
+    module = make_module("cp_async", "async def fetch():\n    return 1\n")
+    with callpin.record(spy="cp_async.fetch"):
+        assert inspect.iscoroutinefunction(module.fetch)
+
+
+def test_calls_inside_an_awaited_spied_coroutine_are_one_level_deeper(make_module):
+    module = make_module(
+        "cp_async",
+        """
+        def lookup(key):
+            return key
+
+        async def fetch(key):
+            return lookup(key)
+        """,
+    )
+    with callpin.record(spy=["cp_async.fetch", "cp_async.lookup"]) as rec:
+        asyncio.run(module.fetch("k"))
+    assert [(e.label, e.depth) for e in rec.events] == [
+        ("cp_async.fetch", 0),
+        ("cp_async.lookup", 1),
+    ]
+
+
+def test_a_generator_function_records_the_call_and_is_never_iterated_for_the_user(make_module):
+    module = make_module(
+        "cp_gen",
+        """
+        produced = []
+
+        def rows(n):
+            for i in range(n):
+                produced.append(i)
+                yield i
+        """,
+    )
+    with callpin.record(spy="cp_gen.rows", outcomes="all") as rec:
+        rows = module.rows(3)
+        assert module.produced == []
+        assert [e.kind for e in rec.events] == ["call"]
+        assert list(rows) == [0, 1, 2]
+    assert [(e.kind, e.args) for e in rec.events] == [("call", (3,))]
+
+
+# -- aliases -------------------------------------------------------------------------------
+
+
+LEGACY = """
+    from cp_pkg.billing import charge
+    from cp_pkg import billing
+
+    def renew(card):
+        charge(card, 100)
+        billing.refund(card)
+"""
+
+
+def test_an_alias_imported_with_from_is_recorded_and_restored(billing, make_module):
+    legacy = make_module("cp_legacy", LEGACY)
+    original = billing.charge
+    with callpin.record(spy="cp_pkg.billing.charge") as rec:
+        legacy.renew("card_A")
+    assert calls(rec) == [("cp_pkg.billing.charge", ("card_A", 100), {})]
+    assert legacy.charge is original
+    assert billing.charge is original
+
+
+def test_targets_lists_every_patched_place(billing, make_module):
+    make_module("cp_legacy", LEGACY)
+    with callpin.record(spy={"charge": "cp_pkg.billing.charge"}) as rec:
+        pass
+    assert [tuple(p) for p in rec.targets] == [
+        ("charge", "cp_pkg.billing.charge", False),
+        ("charge", "cp_legacy.charge", True),
+    ]
+
+
+def test_aliases_false_patches_only_the_named_place(billing, make_module):
+    legacy = make_module("cp_legacy", LEGACY)
+    with callpin.record(spy="cp_pkg.billing.charge", aliases=False) as rec:
+        legacy.renew("card_A")
+        billing.charge("card_B", 1)
+    assert calls(rec) == [("cp_pkg.billing.charge", ("card_B", 1), {})]
+    assert [p.place for p in rec.targets] == ["cp_pkg.billing.charge"]
+
+
+# -- restore ---------------------------------------------------------------------------------
+
+
+def _places(billing, legacy):
+    return {
+        "billing.charge": billing.charge,
+        "legacy.charge": legacy.charge,
+        "Gateway.charge": vars(billing.Gateway)["charge"],
+        "Gateway.create": vars(billing.Gateway)["create"],
+        "Gateway.fee": vars(billing.Gateway)["fee"],
+    }
+
+
+SPIED = ["cp_pkg.billing.charge", "cp_pkg.billing.Gateway"]
+
+
+def test_every_place_is_restored_identically_after_a_normal_exit(billing, make_module):
+    legacy = make_module("cp_legacy", LEGACY)
+    before = _places(billing, legacy)
+    with callpin.record(spy=SPIED):
+        assert all(_places(billing, legacy)[name] is not value for name, value in before.items())
+    assert all(_places(billing, legacy)[name] is value for name, value in before.items())
+
+
+@pytest.mark.parametrize("raised", [ZeroDivisionError, KeyboardInterrupt])
+def test_every_place_is_restored_identically_when_the_block_raises(billing, make_module, raised):
+    legacy = make_module("cp_legacy", LEGACY)
+    before = _places(billing, legacy)
+    with pytest.raises(raised):
+        with callpin.record(spy=SPIED):
+            raise raised
+    assert all(_places(billing, legacy)[name] is value for name, value in before.items())
+
+
+def test_a_place_that_cannot_be_patched_undoes_the_patches_made_before_it(billing):
+    original = billing.charge
+    with pytest.raises(TargetError, match="cannot patch"):
+        with callpin.record(spy=["cp_pkg.billing.charge", "builtins.str.upper"]):
+            pass
+    assert billing.charge is original
+
+
+# -- nesting -----------------------------------------------------------------------------------
+
+
+def test_an_inner_recorder_reaches_the_outer_only_for_targets_the_outer_spies(billing, make_module):
+    legacy = make_module("cp_legacy", LEGACY)
+    original_charge, original_refund = billing.charge, billing.refund
+    with callpin.record(spy="cp_pkg.billing.charge") as outer:
+        with callpin.record(spy=["cp_pkg.billing.charge", "cp_pkg.billing.refund"]) as inner:
+            legacy.renew("card_A")
+        billing.charge("card_B", 1)
+    assert [label for label, _, _ in calls(inner)] == [
+        "cp_pkg.billing.charge",
+        "cp_pkg.billing.refund",
+    ]
+    assert calls(outer) == [
+        ("cp_pkg.billing.charge", ("card_A", 100), {}),
+        ("cp_pkg.billing.charge", ("card_B", 1), {}),
+    ]
+    assert billing.charge is original_charge and legacy.charge is original_charge
+    assert billing.refund is original_refund
+
+
+def test_nested_recorders_on_methods_each_see_the_receiver_and_restore(billing):
+    original = vars(billing.Gateway)["create"]
+    gateway = billing.Gateway()
+    with callpin.record(spy="cp_pkg.billing.Gateway") as outer:
+        with callpin.record(spy="cp_pkg.billing.Gateway.charge") as inner:
+            gateway.charge(3)
+            billing.Gateway.create("z")
+    receiver = Instance("cp_pkg.billing.Gateway", 1)
+    assert calls(inner) == [("cp_pkg.billing.Gateway.charge", (receiver, 3), {})]
+    assert calls(outer) == [
+        ("cp_pkg.billing.Gateway.charge", (receiver, 3), {}),
+        ("cp_pkg.billing.Gateway.create", ("z",), {}),
+    ]
+    assert vars(billing.Gateway)["create"] is original
