@@ -9,14 +9,17 @@ import re
 import secrets
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from . import codec
 from ._impl import Encoder
-from .errors import UsageError
-from .logfile import _TEMP_SUFFIX, KIND_CODES, Event, Log, decode_event, write_log
+from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
+from .logfile import _TEMP_SUFFIX, KIND_CODES, Event, Log, decode_event, load, write_log
 from .normalize import DEFAULT_RULES, RuleSet
 from .spy import Handler, Patch, Patcher, Site, SpySpec, TargetSpec, resolve, resolve_one
+
+if TYPE_CHECKING:
+    from .diff import Diff
 
 Outcomes: TypeAlias = Literal["raise", "all", "none"]
 OUTCOMES = ("raise", "all", "none")
@@ -507,3 +510,150 @@ def _write_unique(path: str, frames: list[bytes], rules: RuleSet, meta: dict[str
             return candidate
     finally:
         os.unlink(private)
+
+
+# ---------------------------------------------------------------------------
+# pin(): record, then compare with a baseline.
+
+MODES = ("check", "new", "update")
+MODE_VARIABLE = "CALLPIN_MODE"
+PROBE_VARIABLE = "CALLPIN_PROBE"
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def ci_active() -> bool:
+    """Whether the environment says this is CI (`CI` set to a true value)."""
+    return os.environ.get("CI", "").strip().lower() not in _FALSE
+
+
+def resolve_mode(mode: str | None) -> str:
+    """The pin mode: the argument, else CALLPIN_MODE, else `check`; writing modes refused in CI."""
+    chosen = mode or os.environ.get(MODE_VARIABLE) or "check"
+    if chosen not in MODES:
+        raise UsageError(f"unknown pin mode {chosen!r} (choose from {', '.join(MODES)})")
+    if chosen != "check" and ci_active():
+        raise ModeRefused(
+            f"pin mode {chosen!r} writes baselines and is refused under CI "
+            f"(CI={os.environ.get('CI')}); refresh baselines locally and bless them"
+        )
+    return chosen
+
+
+def pin(
+    path: str | os.PathLike[str],
+    *,
+    spy: SpySpec,
+    mode: str | None = None,
+    on_result: Callable[[str, str | None], None] | None = None,
+    create_command: str | None = None,
+    **record_options: Any,
+) -> Pin:
+    """Record like `record()`, then compare with the baseline at `path` when the block ends.
+
+    ::
+
+        with callpin.pin("baselines/renew.cpin", spy=["billing.charge_card"]):
+            renewals.renew(case)
+
+    `check` (default) raises `callpin.Drift` when the calls differ, with the rendered
+    diff as its message and the `Diff` as `.diff`, and `BaselineMissing` when there is
+    no baseline; `new` writes a missing baseline; `update` rewrites a differing one.
+    The mode comes from `mode`, else CALLPIN_MODE; under CI, `new` and `update` are
+    refused. A block that raises is not compared: its exception is the failure.
+    """
+    return Pin(path, spy=spy, mode=mode, on_result=on_result, create_command=create_command,
+               **record_options)
+
+
+class Pin:
+    """The context manager `pin()` returns: a `Recording` compared with a baseline on exit.
+
+    After the block, `outcome` is one of `same`, `written`, `updated`, `drifted`,
+    `missing` (or None when the block raised), and `diff` is the comparison made.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        spy: SpySpec,
+        mode: str | None = None,
+        on_result: Callable[[str, str | None], None] | None = None,
+        create_command: str | None = None,
+        **record_options: Any,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.mode = resolve_mode(mode)
+        self.recording = Recording(None, spy=spy, **record_options)
+        self.outcome: str | None = None
+        self.diff: Diff | None = None
+        self._on_result = on_result
+        self._create_command = create_command or (
+            f"CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) to write {self.path}"
+        )
+
+    def __enter__(self) -> Recording:
+        return self.recording.__enter__()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
+        self.recording.stop()
+        if kind is not None and not issubclass(kind, Exception):
+            return
+        self.recording.export(self.path)
+        if kind is not None or os.environ.get(PROBE_VARIABLE, "") not in _FALSE:
+            # A raising block is already a failure; a probe run only records.
+            return
+        self._compare()
+
+    def _report(self, outcome: str, note: str | None = None) -> None:
+        self.outcome = outcome
+        if self._on_result is not None:
+            self._on_result(outcome, note)
+
+    def _compare(self) -> None:
+        from .diff import diff
+        from .render import render_summary, render_text
+
+        new_log = self.recording.log()
+        if not os.path.exists(self.path):
+            if self.mode == "check":
+                self._report("missing")
+                raise BaselineMissing(self.path, self._create_command)
+            self.recording.write(self.path)
+            self._report("written", f"wrote {self.path} ({len(new_log)} events)")
+            return
+        try:
+            old_log = load(self.path)
+        except LogFormatError:
+            if self.mode != "update":
+                raise
+            self.recording.write(self.path)
+            self._report("updated", f"rewrote unreadable {self.path} ({len(new_log)} events)")
+            return
+        if old_log.rules != new_log.rules:
+            if self.mode == "update":
+                self.recording.write(self.path)
+                self._report("updated", f"rewrote {self.path} with new normalization rules")
+                return
+            raise RulesMismatch(
+                f"{self.path} was recorded with rules {_rule_names(old_log.rules)}, this recording "
+                f"uses {_rule_names(new_log.rules)}: re-record the baseline (mode 'update') "
+                "or record with the baseline's rules"
+            )
+        if old_log.fingerprint == new_log.fingerprint and len(old_log) == len(new_log):
+            self._report("same")
+            return
+        self.diff = found = diff(old_log, new_log)
+        if found.same:
+            self._report("same")
+            return
+        if self.mode == "update":
+            self.recording.write(self.path)
+            self._report("updated", f"updated {self.path}: {render_summary(found)}")
+            return
+        self._report("drifted", f"drifted {self.path}: {render_summary(found)}")
+        raise Drift(self.path, found, f"interactions differ from {self.path}\n{render_text(found)}")
+
+
+def _rule_names(rules: RuleSet) -> str:
+    return "[" + ", ".join(name for name, _ in rules.describe()) + "]"
