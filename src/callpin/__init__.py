@@ -14,6 +14,7 @@ from .codec import (
     register,
     unregister,
 )
+from .diff import Diff, diff
 from .errors import (
     BaselineMissing,
     CallpinError,
@@ -41,6 +42,7 @@ __all__ = [
     "CorruptLog",
     "Custom",
     "Cycle",
+    "Diff",
     "Drift",
     "EnumValue",
     "Event",
@@ -61,6 +63,7 @@ __all__ = [
     "UnsupportedVersion",
     "UsageError",
     "__version__",
+    "diff",
     "load",
     "register",
     "rule",
