@@ -39,15 +39,19 @@ class CallpinGroup(click.Group):
     """The command group; its `main` is the error boundary of every command."""
 
     def main(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, prog_name: str | None = None,
-        complete_var: str | None = None, standalone_mode: bool = True, **extra: Any,
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
     ) -> int:
         # click's own standalone mode prints usage errors over several lines and
         # lets our errors through as tracebacks; run it non-standalone and report
         # every failure the same way: one line on stderr, exit code 2.
         try:
             result = super().main(
-                args, prog_name or "callpin", complete_var, standalone_mode=False, **extra
+                args, prog_name or self.name, complete_var, standalone_mode=False, **extra
             )
             code = result if isinstance(result, int) else EXIT_SAME
         except click.ClickException as exc:
@@ -90,7 +94,9 @@ def _use_color(flag: bool | None) -> bool:
 
 
 @click.group(
-    cls=CallpinGroup, invoke_without_command=True,
+    "callpin",
+    cls=CallpinGroup,
+    invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, "--version", prog_name="callpin", message="%(prog)s %(version)s")
@@ -117,19 +123,47 @@ def main(argv: Sequence[str] | None = None) -> None:
 @cli.command("diff")
 @click.argument("old", type=click.Path())
 @click.argument("new", type=click.Path())
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Text for people, JSON for machines.")
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Text for people, JSON for machines.",
+)
 @click.option("--stat", is_flag=True, help="Only the count table and the summary.")
-@click.option("--context", type=click.IntRange(min=0), default=3, show_default=True, metavar="N",
-              help="Equal events shown around each difference.")
-@click.option("--ignore", type=click.Choice(IGNORABLE), multiple=True, metavar="FIELD",
-              help=f"Leave a field out of event identity ({', '.join(IGNORABLE)}); repeatable.")
-@click.option("--order", type=click.Choice(ORDERS), default="strict", show_default=True,
-              help="strict: one sequence; thread: each thread on its own; none: counts only.")
+@click.option(
+    "--context",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Equal events shown around each difference.",
+)
+@click.option(
+    "--ignore",
+    type=click.Choice(IGNORABLE),
+    multiple=True,
+    metavar="FIELD",
+    help=f"Leave a field out of event identity ({', '.join(IGNORABLE)}); repeatable.",
+)
+@click.option(
+    "--order",
+    type=click.Choice(ORDERS),
+    default="strict",
+    show_default=True,
+    help="strict: one sequence; thread: each thread on its own; none: counts only.",
+)
 @click.option("--color/--no-color", default=None, help="Colour the text (default: on a terminal).")
 def diff_command(
-    old: str, new: str, output: str, stat: bool, context: int, ignore: tuple[str, ...],
-    order: str, color: bool | None,
+    old: str,
+    new: str,
+    output: str,
+    stat: bool,
+    context: int,
+    ignore: tuple[str, ...],
+    order: str,
+    color: bool | None,
 ) -> int:
     """Compare log NEW against log OLD: exit 0 identical, 1 different, 2 cannot compare."""
     result = diff(old, new, ignore=ignore, order=order)
@@ -137,8 +171,10 @@ def diff_command(
         click.echo(render_json(result, stat=stat), nl=False)
     else:
         painted = _use_color(color)
-        text = render_stat(result, color=painted) if stat else render_text(
-            result, context=context, color=painted
+        text = (
+            render_stat(result, color=painted)
+            if stat
+            else render_text(result, context=context, color=painted)
         )
         click.echo(text, color=painted)
     return EXIT_SAME if result.same else EXIT_DIFFERENT
@@ -146,8 +182,14 @@ def diff_command(
 
 @cli.command("show")
 @click.argument("log", type=click.Path())
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Text for people (and git), JSON for machines.")
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Text for people (and git), JSON for machines.",
+)
 def show_command(log: str, output: str) -> int:
     """Print every event of LOG, one per line (stable: usable as a git textconv)."""
     loaded = load(log)
@@ -210,9 +252,14 @@ def verify_command(logs: tuple[str, ...]) -> int:
 @cli.command("normalize")
 @click.argument("source", metavar="IN", type=click.Path())
 @click.argument("target", metavar="OUT", type=click.Path())
-@click.option("--rule", "rules", multiple=True, metavar="NAME[=REGEX]",
-              help="A built-in rule (uuid, timestamp, address) or a user rule NAME=REGEX; "
-                   "repeatable. Default: uuid, timestamp and address.")
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="NAME[=REGEX]",
+    help="A built-in rule (uuid, timestamp, address) or a user rule NAME=REGEX; "
+    "repeatable. Default: uuid, timestamp and address.",
+)
 def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
     """Re-normalize log IN into OUT; the bytes are those normalizing at record time gives.
 
@@ -225,8 +272,14 @@ def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
     encoder = Encoder(ruleset)
     frames = (
         encoder.encode_event(
-            KIND_CODES[event.kind], event.label, event.args, event.kwargs, event.value,
-            event.error, event.thread, event.depth,
+            KIND_CODES[event.kind],
+            event.label,
+            event.args,
+            event.kwargs,
+            event.value,
+            event.error,
+            event.thread,
+            event.depth,
         )
         for event in loaded
     )

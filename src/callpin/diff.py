@@ -83,8 +83,15 @@ class Diff:
     (`runs`) and the number of events per label on each side (`counts`)."""
 
     def __init__(
-        self, old: Log, new: Log, *, order: str, ignore: tuple[str, ...], ops: list[Op],
-        runs: list[Run], counts: dict[str, tuple[int, int]],
+        self,
+        old: Log,
+        new: Log,
+        *,
+        order: str,
+        ignore: tuple[str, ...],
+        ops: list[Op],
+        runs: list[Run],
+        counts: dict[str, tuple[int, int]],
     ) -> None:
         self.old = old
         self.new = new
@@ -147,8 +154,11 @@ class Diff:
 
 
 def diff(
-    old: Log | str | os.PathLike[str], new: Log | str | os.PathLike[str], *,
-    ignore: Iterable[str] = (), order: str = "strict",
+    old: Log | str | os.PathLike[str],
+    new: Log | str | os.PathLike[str],
+    *,
+    ignore: Iterable[str] = (),
+    order: str = "strict",
 ) -> Diff:
     """Compare two logs (or the logs at two paths) by call order and count.
 
@@ -168,7 +178,8 @@ def diff(
             f"{_name(old_log, 'old log')} was normalized with rules [{_rule_names(old_log.rules)}] "
             f"but {_name(new_log, 'new log')} with [{_rule_names(new_log.rules)}]; "
             "normalize both alike (callpin normalize) before comparing",
-            old=old_log.rules, new=new_log.rules,
+            old=old_log.rules,
+            new=new_log.rules,
         )
     old_side = _Side(old_log, ignored)
     new_side = _Side(new_log, ignored)
@@ -346,7 +357,10 @@ class _Pairs:
 
 
 def _compare_sequences(
-    old: _Side, new: _Side, old_indices: Sequence[int], new_indices: Sequence[int],
+    old: _Side,
+    new: _Side,
+    old_indices: Sequence[int],
+    new_indices: Sequence[int],
 ) -> tuple[list[Op], _Pairs]:
     """The ops and the aligned equal pairs (as log indices) of two index sequences."""
     a = list(map(old.digests.__getitem__, old_indices))
@@ -374,8 +388,12 @@ def _compare_sequences(
     paired_new = list(compress(match, is_paired))
     moving = _unstable(paired_new)
     ops = [
-        Op("moved", old.label(old_indices[paired_old[k]]), old_indices[paired_old[k]],
-           new_indices[paired_new[k]])
+        Op(
+            "moved",
+            old.label(old_indices[paired_old[k]]),
+            old_indices[paired_old[k]],
+            new_indices[paired_new[k]],
+        )
         for k in sorted(moving)
     ]
     stable_old, stable_new = paired_old, paired_new
@@ -520,7 +538,12 @@ def _align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
 
 
 def _unique_pairs(
-    a: Sequence[_H], a0: int, a1: int, b: Sequence[_H], b0: int, b1: int,
+    a: Sequence[_H],
+    a0: int,
+    a1: int,
+    b: Sequence[_H],
+    b0: int,
+    b1: int,
 ) -> tuple[list[int], list[int]]:
     """Indices (in a, in b) of every element occurring once in a[a0:a1] and once in b[b0:b1]."""
     part_a, part_b = a[a0:a1], b[b0:b1]
@@ -543,7 +566,12 @@ def _once(items: Sequence[_H]) -> set[_H]:
 
 
 def _pairs_in_order(
-    a: Sequence[_H], a0: int, a1: int, b: Sequence[_H], b0: int, b1: int,
+    a: Sequence[_H],
+    a0: int,
+    a1: int,
+    b: Sequence[_H],
+    b0: int,
+    b1: int,
 ) -> tuple[list[int], list[int]]:
     """Indices pairing the k-th occurrence of each element in a[a0:a1] with its k-th in b[b0:b1]."""
     where: dict[_H, deque[int]] = {}
@@ -560,7 +588,12 @@ def _pairs_in_order(
 
 
 def _common_subsequence(
-    a: Sequence[_H], a0: int, a1: int, b: Sequence[_H], b0: int, b1: int,
+    a: Sequence[_H],
+    a0: int,
+    a1: int,
+    b: Sequence[_H],
+    b0: int,
+    b1: int,
 ) -> list[tuple[int, int]]:
     """A longest common subsequence of two small ranges, as (i, j) pairs (dynamic programming)."""
     n, m = a1 - a0, b1 - b0
@@ -700,7 +733,11 @@ def _field(event: Event, name: str) -> Any:
 
 
 def _walk(
-    path: str, old: Any, new: Any, canonical: Callable[[Any], bytes], out: list[FieldChange],
+    path: str,
+    old: Any,
+    new: Any,
+    canonical: Callable[[Any], bytes],
+    out: list[FieldChange],
 ) -> None:
     if old is ABSENT or new is ABSENT:
         out.append(FieldChange(path, old, new))
@@ -710,17 +747,25 @@ def _walk(
     if type(old) is dict and type(new) is dict:
         for key in [*old, *(key for key in new if key not in old)]:
             _walk(
-                _key_path(path, key), old[key] if key in old else ABSENT,
-                new[key] if key in new else ABSENT, canonical, out,
+                _key_path(path, key),
+                old[key] if key in old else ABSENT,
+                new[key] if key in new else ABSENT,
+                canonical,
+                out,
             )
     elif type(old) is type(new) and type(old) in (list, tuple):
         for k in range(max(len(old), len(new))):
             _walk(
-                f"{path}[{k}]", old[k] if k < len(old) else ABSENT,
-                new[k] if k < len(new) else ABSENT, canonical, out,
+                f"{path}[{k}]",
+                old[k] if k < len(old) else ABSENT,
+                new[k] if k < len(new) else ABSENT,
+                canonical,
+                out,
             )
     elif (
-        isinstance(old, codec.Record) and isinstance(new, codec.Record) and old.type == new.type
+        isinstance(old, codec.Record)
+        and isinstance(new, codec.Record)
+        and old.type == new.type
         and [name for name, _ in old.fields] == [name for name, _ in new.fields]
     ):
         for (name, before), (_, after) in zip(old.fields, new.fields, strict=True):

@@ -91,7 +91,9 @@ class BaselineMissing(CallpinError, AssertionError):
 class RulesMismatch(CallpinError, AssertionError):
     """A baseline and a new recording were normalized with different rules."""
 
-    def __init__(self, message: str, *, old: RuleSet | None = None, new: RuleSet | None = None) -> None:
+    def __init__(
+        self, message: str, *, old: RuleSet | None = None, new: RuleSet | None = None
+    ) -> None:
         super().__init__(message)
         self.old = old
         self.new = new

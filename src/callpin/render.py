@@ -90,7 +90,8 @@ def render_log_json(log: Log) -> str:
                 "args": [_jsonable(arg) for arg in event.args],
                 "kwargs": {name: _jsonable(value) for name, value in event.kwargs.items()},
                 "value": _jsonable(event.value),
-                "error": None if event.error is None
+                "error": None
+                if event.error is None
                 else {"type": event.error[0], "message": event.error[1]},
                 "thread": event.thread,
                 "depth": event.depth,
@@ -285,4 +286,3 @@ def _field_json(change: FieldChange) -> dict[str, Any]:
     if change.new is not ABSENT:
         out["new"] = _jsonable(change.new)
     return out
-
