@@ -104,8 +104,8 @@ def bench(size: int) -> list[str]:
     return [f"{size:>9,}", f"{ours:8.3f} s", difflib_text, ratio, ops]
 
 
-def main(argv: list[str]) -> None:
-    sizes = [int(arg) for arg in argv] or list(SIZES)
+def main(argv: list[str] | None = None) -> None:
+    sizes = [int(arg) for arg in argv or []] or list(SIZES)
     print("callpin.diff vs difflib.SequenceMatcher(autojunk=False), median seconds")
     print(f"edits: {SWAPPED:.1%} swapped pairs, {DELETED:.1%} deleted, {INSERTED:.1%} inserted")
     print(f"difflib skipped above {DIFFLIB_MAX:,} events (quadratic on repeated events)")

@@ -368,6 +368,13 @@ def test_events_outside_the_differences_are_not_decoded():
         old[0]
 
 
+@pytest.mark.parametrize("frame", [b"\x98", b"\x93\x00\xa1x\x90", b"\x98\xcc\x01\xa1x"])
+def test_a_malformed_frame_is_a_corrupt_log(frame):
+    log = Log.from_frames([frame], rules=DEFAULT_RULES)
+    with pytest.raises(CorruptLog, match="event 0"):
+        diff(log, log_of(A))
+
+
 def test_diff_is_exported_as_the_package_function():
     assert diff_function is diff
     assert Op("extra", "svc.a", None, 0).fields == ()

@@ -154,6 +154,11 @@ def test_each_op_is_a_line_with_its_old_and_new_index_and_the_event():
     assert re.search(r"^moved +2 +1  svc\.c\(\)$", text, re.M)
 
 
+def test_the_rows_have_a_column_header_only_when_there_are_rows():
+    assert re.search(r"^ +old +new$", render_text(diff(log_of(A, B), log_of(B, A))), re.M)
+    assert "old new" not in render_text(diff(log_of(A), log_of(A)))
+
+
 def test_missing_and_extra_show_a_dash_on_the_side_they_are_absent_from():
     text = render_text(diff(log_of(A, B), log_of(A, C)))
     assert re.search(r"^missing +1 +-  svc\.b\(\)$", text, re.M)

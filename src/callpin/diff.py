@@ -245,7 +245,7 @@ class _Side:
         A fixstr label's length is in its first byte, so one slice per first byte
         cuts every such key in C-speed passes; other frames take the parser.
         """
-        heads = list(map(itemgetter(2), frames)) if all(map(len, frames)) else []
+        heads = list(map(itemgetter(2), frames)) if min(map(len, frames), default=3) >= 3 else []
         cuts = {head: slice(1, 3 + (head & 0x1F)) for head in set(heads) if 0xA0 <= head <= 0xBF}
         well_formed = (
             len(heads) == len(frames)

@@ -209,7 +209,10 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False) -> str:
     if diff.order != "strict" or diff.ignore:
         ignoring = f", ignoring {', '.join(diff.ignore)}" if diff.ignore else ""
         lines.append(f"order: {diff.order}{ignoring}")
-    for row in rows(diff, context=context):
+    laid_out = rows(diff, context=context)
+    if laid_out:
+        lines.append(f"{'':8} {'old':>{width}} {'new':>{width}}")
+    for row in laid_out:
         lines.extend(_row_lines(row, width, color))
     return "\n".join([*lines, render_stat(diff, color=color)])
 
