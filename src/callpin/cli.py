@@ -116,14 +116,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=argv, prog_name="callpin")
 
 
-# ---------------------------------------------------------------------------
-# Reading and comparing logs.
-
-
-@cli.command("diff")
-@click.argument("old", type=click.Path())
-@click.argument("new", type=click.Path())
-@click.option(
+format_option = click.option(
     "--format",
     "output",
     type=click.Choice(["text", "json"]),
@@ -131,6 +124,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     show_default=True,
     help="Text for people, JSON for machines.",
 )
+
+
+# ---------------------------------------------------------------------------
+# Reading and comparing logs.
+
+
+@cli.command("diff")
+@click.argument("old", type=click.Path())
+@click.argument("new", type=click.Path())
+@format_option
 @click.option("--stat", is_flag=True, help="Only the count table and the summary.")
 @click.option(
     "--context",
@@ -182,14 +185,7 @@ def diff_command(
 
 @cli.command("show")
 @click.argument("log", type=click.Path())
-@click.option(
-    "--format",
-    "output",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Text for people (and git), JSON for machines.",
-)
+@format_option
 def show_command(log: str, output: str) -> int:
     """Print every event of LOG, one per line (stable: usable as a git textconv)."""
     loaded = load(log)

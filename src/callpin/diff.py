@@ -37,6 +37,8 @@ OP_KINDS: Final = ("moved", "missing", "extra", "changed")
 EXACT_GAP_CELLS = 40_000
 
 _H = TypeVar("_H", bound=Hashable)
+# A range of each sequence being aligned: a[a0:a1] and b[b0:b1].
+_Box = tuple[int, int, int, int]
 
 
 class _Absent:
@@ -516,13 +518,13 @@ def _align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
             match[a1] = b1
         if a0 == a1 or b0 == b1:
             continue
-        anchors_a, anchors_b = _unique_pairs(a, a0, a1, b, b0, b1)
+        anchors_a, anchors_b = _unique_pairs(a, b, (a0, a1, b0, b1))
         if not anchors_a:
             if (a1 - a0) * (b1 - b0) <= EXACT_GAP_CELLS:
-                for i, j in _common_subsequence(a, a0, a1, b, b0, b1):
+                for i, j in _common_subsequence(a, b, (a0, a1, b0, b1)):
                     match[i] = j
                 continue
-            anchors_a, anchors_b = _pairs_in_order(a, a0, a1, b, b0, b1)
+            anchors_a, anchors_b = _pairs_in_order(a, b, (a0, a1, b0, b1))
             if not anchors_a:
                 continue
         next_a, next_b = a0, b0
@@ -537,15 +539,9 @@ def _align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
     return match
 
 
-def _unique_pairs(
-    a: Sequence[_H],
-    a0: int,
-    a1: int,
-    b: Sequence[_H],
-    b0: int,
-    b1: int,
-) -> tuple[list[int], list[int]]:
+def _unique_pairs(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
     """Indices (in a, in b) of every element occurring once in a[a0:a1] and once in b[b0:b1]."""
+    a0, a1, b0, b1 = box
     part_a, part_b = a[a0:a1], b[b0:b1]
     once = _once(part_a)
     once.intersection_update(_once(part_b))
@@ -565,15 +561,9 @@ def _once(items: Sequence[_H]) -> set[_H]:
     return set(compress(tally.keys(), map(eq, tally.values(), repeat(1))))
 
 
-def _pairs_in_order(
-    a: Sequence[_H],
-    a0: int,
-    a1: int,
-    b: Sequence[_H],
-    b0: int,
-    b1: int,
-) -> tuple[list[int], list[int]]:
+def _pairs_in_order(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
     """Indices pairing the k-th occurrence of each element in a[a0:a1] with its k-th in b[b0:b1]."""
+    a0, a1, b0, b1 = box
     where: dict[_H, deque[int]] = {}
     for j in range(b0, b1):
         where.setdefault(b[j], deque()).append(j)
@@ -587,15 +577,9 @@ def _pairs_in_order(
     return in_a, in_b
 
 
-def _common_subsequence(
-    a: Sequence[_H],
-    a0: int,
-    a1: int,
-    b: Sequence[_H],
-    b0: int,
-    b1: int,
-) -> list[tuple[int, int]]:
-    """A longest common subsequence of two small ranges, as (i, j) pairs (dynamic programming)."""
+def _common_subsequence(a: Sequence[_H], b: Sequence[_H], box: _Box) -> list[tuple[int, int]]:
+    """A longest common subsequence of a[a0:a1] and b[b0:b1] as (i, j) pairs (small ranges)."""
+    a0, a1, b0, b1 = box
     n, m = a1 - a0, b1 - b0
     # lengths[x][y]: the longest common subsequence of a[a0 + x:a1] and b[b0 + y:b1].
     lengths = [[0] * (m + 1) for _ in range(n + 1)]
