@@ -84,7 +84,9 @@ def _usage_message(exc: click.ClickException) -> str:
 
 def _os_message(exc: OSError) -> str:
     reason = exc.strerror or os.strerror(exc.errno or errno.EIO)
-    return f"{exc.filename}: {reason}" if exc.filename else reason
+    # A failed os.replace names the temporary file first and the target second.
+    where = exc.filename2 or exc.filename
+    return f"{where}: {reason}" if where else reason
 
 
 def _use_color(flag: bool | None) -> bool:

@@ -381,6 +381,7 @@ def test_normalize_with_a_bad_rule_is_a_one_line_error(tmp_path, rule, words):
 
 def test_normalize_into_a_folder_is_a_one_line_error(tmp_path):
     raw = write(tmp_path / "raw.cpin", *RAW, rules=NO_RULES)
-    (tmp_path / "folder").mkdir()
-    assert_one_line_error(run("normalize", raw, tmp_path / "folder"))
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert_one_line_error(run("normalize", raw, folder), containing=f"callpin: {folder}: ")
     assert sorted(os.listdir(tmp_path)) == ["folder", "raw.cpin"]
