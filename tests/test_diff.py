@@ -219,6 +219,20 @@ def test_a_duplicated_call_is_one_extra_and_its_count_goes_from_2_to_3():
     assert result.counts["svc.a"] == (1, 1)
 
 
+@pytest.mark.parametrize("size", [31, 32, 255, 256, 70_000])
+def test_labels_of_any_length_are_counted_and_named(size):
+    label = "svc." + "x" * (size - 4)
+    result = diff(log_of(call(label, 1), A), log_of(call(label, 2), A, call(label, 3)))
+    assert result.counts == {label: (1, 2), "svc.a": (1, 1)}
+    assert [(op.op, op.label) for op in result.ops] == [("changed", label), ("extra", label)]
+
+
+def test_a_label_that_is_not_valid_utf8_is_counted_and_named():
+    label = "svc.\udcff"
+    result = diff(log_of(call(label)), log_of(call(label), call(label)))
+    assert result.counts == {label: (1, 2)}
+
+
 def test_counts_cover_labels_of_both_logs_in_order():
     result = diff(log_of(B, A, A), log_of(B, C))
     assert result.counts == {"svc.a": (2, 0), "svc.b": (1, 1), "svc.c": (0, 1)}

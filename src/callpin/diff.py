@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, islice, pairwise, repeat
 from operator import and_, eq, ge, getitem, gt, is_, itemgetter, lt, not_, sub
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import msgpack
 import xxhash
@@ -244,21 +244,24 @@ class _Side:
     def _keys(self, frames: list[bytes]) -> list[bytes]:
         """Every frame's kind byte and label bytes (a prefix of the frame), without a parser.
 
-        A fixstr label's length is in its first byte, so one slice per first byte
-        cuts every such key in C-speed passes; other frames take the parser.
+        A label of up to 255 bytes (fixstr or str8) gives its length in the two
+        bytes after the kind, so one slice per distinct pair of those bytes cuts
+        every key in C-speed passes; other frames take the parser.
         """
-        heads = list(map(itemgetter(2), frames)) if min(map(len, frames), default=3) >= 3 else []
-        cuts = {head: slice(1, 3 + (head & 0x1F)) for head in set(heads) if 0xA0 <= head <= 0xBF}
+        heads: list[bytes] = list(map(itemgetter(slice(2, 4)), frames))
         well_formed = (
-            len(heads) == len(frames)
+            min(map(len, frames), default=4) >= 4
             and set(map(itemgetter(0), frames)) <= {0x98}
             and max(map(itemgetter(1), frames), default=0) < 0x80
         )
         if not well_formed:
             return [self._parsed_key(frame, index) for index, frame in enumerate(frames)]
-        keys: list[Any] = list(map(getitem, frames, map(cuts.get, heads)))
-        if len(cuts) < len(set(heads)):
-            for index in compress(range(len(frames)), map(is_, map(cuts.get, heads), repeat(None))):
+        cuts = {head: _label_end(head) for head in set(heads)}
+        keys = cast("list[bytes]", list(map(getitem, frames, map(cuts.__getitem__, heads))))
+        if _UNCUT in cuts.values():
+            for index in compress(
+                range(len(frames)), map(is_, map(cuts.get, heads), repeat(_UNCUT))
+            ):
                 keys[index] = self._parsed_key(frames[index], index)
         return keys
 
@@ -312,6 +315,19 @@ class _Side:
         if type(thread) is not int or thread < 1:
             raise CorruptLog(self.log.path, f"event {index} is malformed", intact=index)
         return thread
+
+
+# The cut of a frame whose label is longer or not a plain str: it needs the parser.
+_UNCUT = slice(0, 0)
+
+
+def _label_end(head: bytes) -> slice:
+    """The slice of a frame holding its kind and label, from the label's first two bytes."""
+    if 0xA0 <= head[0] <= 0xBF:
+        return slice(1, 3 + (head[0] & 0x1F))
+    if head[0] == 0xD9:
+        return slice(1, 4 + head[1])
+    return _UNCUT
 
 
 def _counts(old: _Side, new: _Side) -> dict[str, tuple[int, int]]:
