@@ -43,7 +43,8 @@ def event_frame(label: str, args: list[object]) -> bytes:
 def make_pair(size: int, seed: int = SEED) -> tuple[list[bytes], list[bytes]]:
     """An old log's frames and an edited copy: swaps, deletions and insertions."""
     rng = random.Random(seed)
-    labels = [f"service{k}.operation{k % 7}" for k in range(20)]
+    # Dotted labels as spies name them (most longer than 31 bytes).
+    labels = [f"examples.service{k}.collaborator.operation{k % 7}" for k in range(20)]
     old = []
     for i in range(size):
         # Every tenth event is the same commit call: repeated identical events

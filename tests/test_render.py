@@ -181,6 +181,25 @@ def test_context_shows_that_many_equal_events_around_a_difference():
     assert "(7 equal events)" in text
 
 
+def test_context_reaches_past_neighbouring_differences_to_equal_events():
+    steps = [call("svc.step", k) for k in range(9)]
+    new = [*steps[:3], call("svc.x"), call("svc.y"), *steps[6:]]
+    laid_out = rows(diff(log_of(*steps), log_of(*new)), context=2)
+    assert [(row.kind, row.old, row.new) for row in laid_out] == [
+        ("skip", None, None),
+        ("equal", 1, 1),
+        ("equal", 2, 2),
+        ("missing", 3, None),
+        ("missing", 4, None),
+        ("missing", 5, None),
+        ("extra", None, 3),
+        ("extra", None, 4),
+        ("equal", 6, 5),
+        ("equal", 7, 6),
+        ("skip", None, None),
+    ]
+
+
 def test_zero_context_shows_only_the_differences():
     events = [call("svc.step", k) for k in range(6)]
     text = render_text(diff(log_of(*events), log_of(*events[:3], *events[4:])), context=0)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .diff import ABSENT, FieldChange, Op
 
 if TYPE_CHECKING:
-    from .diff import Diff
+    from collections.abc import Sequence
+
+    from .diff import Diff, Run
     from .logfile import Event, Log
 
 _COLORS = {"moved": "33", "missing": "31", "extra": "32", "changed": "36", "skip": "2"}
@@ -146,16 +149,14 @@ def rows(diff: Diff, *, context: int = 3) -> list[Row]:
         return [_op_row(diff, op) for op in diff.ops]
     # Positions on a doubled axis: new event j sits at 2j + 1, and a missing
     # event shown before new event p sits at 2p, so sorting places each row.
-    occupied = {op.new for op in diff.ops if op.new is not None}
+    starts = [run.new for run in diff.runs]
     placed: list[tuple[int, int, Row]] = []
     shown: set[int] = set()
     for op in diff.ops:
         at = diff.position(op)
         placed.append((2 * at + (op.new is not None), 0, _op_row(diff, op)))
-        before = at - 1
-        after = at + 1 if op.new is not None else at
-        shown.update(_equal_indices(before, -1, context, occupied, len(diff.new)))
-        shown.update(_equal_indices(after, 1, context, occupied, len(diff.new)))
+        shown.update(_equal_before(diff.runs, starts, at, context))
+        shown.update(_equal_from(diff.runs, starts, at + (op.new is not None), context))
     for j in shown:
         event = diff.new[j]
         placed.append((2 * j + 1, 1, Row("equal", diff.aligned_old(j), j, event)))
@@ -181,13 +182,27 @@ def _between(low: int, high: int) -> int:
     return 0 if last < first else (last - first) // 2 + 1
 
 
-def _equal_indices(start: int, step: int, count: int, occupied: set[int], size: int) -> list[int]:
+def _equal_before(runs: Sequence[Run], starts: list[int], end: int, count: int) -> list[int]:
+    """Up to `count` equal new indices below `end`, nearest first (from the aligned runs)."""
     found: list[int] = []
-    j = start
-    while len(found) < count and 0 <= j < size:
-        if j not in occupied:
-            found.append(j)
-        j += step
+    k = bisect_left(starts, end) - 1
+    while k >= 0 and len(found) < count:
+        run = runs[k]
+        top = min(end, run.new + run.length)
+        found.extend(range(top - 1, max(run.new, top - (count - len(found))) - 1, -1))
+        k -= 1
+    return found
+
+
+def _equal_from(runs: Sequence[Run], starts: list[int], start: int, count: int) -> list[int]:
+    """Up to `count` equal new indices from `start` up, nearest first (from the aligned runs)."""
+    found: list[int] = []
+    k = max(bisect_right(starts, start) - 1, 0)
+    while k < len(runs) and len(found) < count:
+        run = runs[k]
+        low = max(start, run.new)
+        found.extend(range(low, min(run.new + run.length, low + count - len(found))))
+        k += 1
     return found
 
 
