@@ -14,6 +14,7 @@ from .codec import (
     register,
     unregister,
 )
+from .diff import Diff, diff
 from .errors import (
     BaselineMissing,
     CallpinError,
@@ -43,6 +44,7 @@ __all__ = [
     "CorruptLog",
     "Custom",
     "Cycle",
+    "Diff",
     "Drift",
     "EnumValue",
     "Event",
@@ -64,6 +66,7 @@ __all__ = [
     "UnsupportedVersion",
     "UsageError",
     "__version__",
+    "diff",
     "load",
     "raises",
     "record",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .diff import Diff
+    from .normalize import RuleSet
 
 
 class CallpinError(Exception):
@@ -89,6 +90,13 @@ class BaselineMissing(CallpinError, AssertionError):
 
 class RulesMismatch(CallpinError, AssertionError):
     """A baseline and a new recording were normalized with different rules."""
+
+    def __init__(
+        self, message: str, *, old: RuleSet | None = None, new: RuleSet | None = None
+    ) -> None:
+        super().__init__(message)
+        self.old = old
+        self.new = new
 
 
 class Drift(CallpinError, AssertionError):

@@ -612,7 +612,7 @@ class Pin:
 
     def _compare(self) -> None:
         from .diff import diff
-        from .render import render_summary, render_text
+        from .render import render_text, summary_line
 
         new_log = self.recording.log()
         if not os.path.exists(self.path):
@@ -649,9 +649,9 @@ class Pin:
             return
         if self.mode == "update":
             self.recording.write(self.path)
-            self._report("updated", f"updated {self.path}: {render_summary(found)}")
+            self._report("updated", f"updated {self.path}: {summary_line(found)}")
             return
-        self._report("drifted", f"drifted {self.path}: {render_summary(found)}")
+        self._report("drifted", f"drifted {self.path}: {summary_line(found)}")
         raise Drift(self.path, found, f"interactions differ from {self.path}\n{render_text(found)}")
 
 

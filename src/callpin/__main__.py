@@ -1,0 +1,5 @@
+"""`python -m callpin`: the command line."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,353 @@
+"""The `callpin` command line: parse arguments, call the library, map errors to exit codes.
+
+Every command is a function registered on `cli` that returns its exit code:
+0 identical / fine, 1 different, 2 could not compare. Errors are raised, not
+printed: `CallpinGroup.main` is the one place that turns a `CallpinError`, a
+click usage error or an `OSError` into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from . import __version__
+from ._impl import Encoder
+from .diff import IGNORABLE, ORDERS, diff
+from .errors import CallpinError, LogFormatError, UsageError
+from .logfile import KIND_CODES, load, write_log
+from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
+from .render import render_json, render_log, render_log_json, render_stat, render_text
+
+EXIT_SAME = 0
+EXIT_DIFFERENT = 1
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+TEXTCONV = "callpin show"
+GIT_ATTRIBUTE = "*.cpin diff=callpin"
+
+
+class CallpinGroup(click.Group):
+    """The command group; its `main` is the error boundary of every command."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> int:
+        # click's own standalone mode prints usage errors over several lines and
+        # lets our errors through as tracebacks; run it non-standalone and report
+        # every failure the same way: one line on stderr, exit code 2.
+        try:
+            result = super().main(
+                args, prog_name or self.name, complete_var, standalone_mode=False, **extra
+            )
+            code = result if isinstance(result, int) else EXIT_SAME
+        except click.ClickException as exc:
+            code = _fail(_usage_message(exc))
+        except click.Abort:
+            code = _fail("interrupted", EXIT_INTERRUPTED)
+        except CallpinError as exc:
+            code = _fail(f"callpin: {exc}")
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                code = EXIT_ERROR
+            else:
+                code = _fail(f"callpin: {_os_message(exc)}")
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _fail(message: str, code: int = EXIT_ERROR) -> int:
+    click.echo(" ".join(message.split()), err=True)
+    return code
+
+
+def _usage_message(exc: click.ClickException) -> str:
+    context = getattr(exc, "ctx", None)
+    where = context.command_path if context is not None else "callpin"
+    hint = f" (see '{where} --help')" if isinstance(exc, click.UsageError) else ""
+    return f"{where}: {exc.format_message()}{hint}"
+
+
+def _os_message(exc: OSError) -> str:
+    reason = exc.strerror or os.strerror(exc.errno or errno.EIO)
+    # A failed os.replace names the temporary file first and the target second.
+    where = exc.filename2 or exc.filename
+    return f"{where}: {reason}" if where else reason
+
+
+def _use_color(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+@click.group(
+    "callpin",
+    cls=CallpinGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, "--version", prog_name="callpin", message="%(prog)s %(version)s")
+@click.pass_context
+def cli(context: click.Context) -> int:
+    """Pin the calls legacy code makes to its collaborators, and diff them by order and count.
+
+    Exit codes: 0 identical (or fine), 1 different, 2 could not compare.
+    """
+    if context.invoked_subcommand is None:
+        click.echo(context.get_help())
+    return EXIT_SAME
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The `callpin` console script."""
+    cli.main(args=argv, prog_name="callpin")
+
+
+format_option = click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Text for people, JSON for machines.",
+)
+
+
+# ---------------------------------------------------------------------------
+# Reading and comparing logs.
+
+
+@cli.command("diff")
+@click.argument("old", type=click.Path())
+@click.argument("new", type=click.Path())
+@format_option
+@click.option("--stat", is_flag=True, help="Only the count table and the summary.")
+@click.option(
+    "--context",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Equal events shown around each difference.",
+)
+@click.option(
+    "--ignore",
+    type=click.Choice(IGNORABLE),
+    multiple=True,
+    metavar="FIELD",
+    help=f"Leave a field out of event identity ({', '.join(IGNORABLE)}); repeatable.",
+)
+@click.option(
+    "--order",
+    type=click.Choice(ORDERS),
+    default="strict",
+    show_default=True,
+    help="strict: one sequence; thread: each thread on its own; none: counts only.",
+)
+@click.option("--color/--no-color", default=None, help="Colour the text (default: on a terminal).")
+def diff_command(
+    old: str,
+    new: str,
+    output: str,
+    stat: bool,
+    context: int,
+    ignore: tuple[str, ...],
+    order: str,
+    color: bool | None,
+) -> int:
+    """Compare log NEW against log OLD: exit 0 identical, 1 different, 2 cannot compare."""
+    result = diff(old, new, ignore=ignore, order=order)
+    if output == "json":
+        click.echo(render_json(result, stat=stat), nl=False)
+    else:
+        painted = _use_color(color)
+        text = (
+            render_stat(result, color=painted)
+            if stat
+            else render_text(result, context=context, color=painted)
+        )
+        click.echo(text, color=painted)
+    return EXIT_SAME if result.same else EXIT_DIFFERENT
+
+
+@cli.command("show")
+@click.argument("log", type=click.Path())
+@format_option
+def show_command(log: str, output: str) -> int:
+    """Print every event of LOG, one per line (stable: usable as a git textconv)."""
+    loaded = load(log)
+    click.echo(render_log_json(loaded) if output == "json" else render_log(loaded), nl=False)
+    return EXIT_SAME
+
+
+@cli.command("stats")
+@click.argument("log", type=click.Path())
+def stats_command(log: str) -> int:
+    """Print the number of events of LOG per label, kind and thread, and its fingerprint."""
+    loaded = load(log)
+    labels: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    threads: Counter[int] = Counter()
+    for event in loaded:
+        labels[event.label] += 1
+        kinds[event.kind] += 1
+        threads[event.thread] += 1
+    rules = ", ".join(one.name for one in loaded.rules.rules) or "none"
+    lines = [
+        f"log: {log}",
+        f"events: {len(loaded)}",
+        f"fingerprint: {loaded.fingerprint}",
+        f"rules: {rules}",
+    ]
+    for title, table in (
+        ("kinds", sorted(kinds.items())),
+        ("threads", [(str(thread), n) for thread, n in sorted(threads.items())]),
+        ("labels", sorted(labels.items())),
+    ):
+        lines.append(f"{title}:")
+        width = max((len(name) for name, _ in table), default=0)
+        lines.extend(f"  {name:<{width}}  {n}" for name, n in table)
+    click.echo("\n".join(lines))
+    return EXIT_SAME
+
+
+@cli.command("verify")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(), metavar="LOG...")
+def verify_command(logs: tuple[str, ...]) -> int:
+    """Check each LOG's integrity and that every event decodes: exit 0 all good, 2 otherwise."""
+    failed = 0
+    for path in logs:
+        try:
+            loaded = load(path)
+            loaded.verify()
+        except LogFormatError as exc:
+            _fail(f"callpin: {exc}")
+            failed += 1
+            continue
+        click.echo(f"ok: {path}: {len(loaded)} events, fingerprint {loaded.fingerprint}")
+    return EXIT_ERROR if failed else EXIT_SAME
+
+
+# ---------------------------------------------------------------------------
+# Rewriting logs.
+
+
+@cli.command("normalize")
+@click.argument("source", metavar="IN", type=click.Path())
+@click.argument("target", metavar="OUT", type=click.Path())
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="NAME[=REGEX]",
+    help="A built-in rule (uuid, timestamp, address) or a user rule NAME=REGEX; "
+    "repeatable. Default: uuid, timestamp and address.",
+)
+def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
+    """Re-normalize log IN into OUT; the bytes are those normalizing at record time gives.
+
+    The rules IN was recorded with stay; the given ones are added. OUT may be IN
+    itself only when given as the same path: it is then replaced atomically.
+    """
+    loaded = load(source)
+    ruleset = _extended_rules(loaded.rules, rules or tuple(one.name for one in DEFAULT_RULES.rules))
+    destination = _destination(source, target)
+    encoder = Encoder(ruleset)
+    frames = (
+        encoder.encode_event(
+            KIND_CODES[event.kind],
+            event.label,
+            event.args,
+            event.kwargs,
+            event.value,
+            event.error,
+            event.thread,
+            event.depth,
+        )
+        for event in loaded
+    )
+    fingerprint = write_log(destination, frames, rules=ruleset, meta=loaded.meta)
+    names = ", ".join(one.name for one in ruleset.rules)
+    click.echo(f"wrote {target}: {len(loaded)} events, rules: {names}, fingerprint {fingerprint}")
+    return EXIT_SAME
+
+
+def _extended_rules(existing: RuleSet, specs: Sequence[str]) -> RuleSet:
+    added: list[Rule] = []
+    for spec in specs:
+        name, has_pattern, pattern = spec.partition("=")
+        made = rule(pattern, name) if has_pattern else RuleSet.named([name]).rules[0]
+        present = next((one for one in existing.rules if one.name == made.name), None)
+        if present is None:
+            added.append(made)
+        elif present != made:
+            raise UsageError(f"rule {made.name!r} is already in the log with another pattern")
+    return existing.with_rules(added)
+
+
+def _destination(source: str, target: str) -> str:
+    if os.path.abspath(source) == os.path.abspath(target):
+        # In place: write through a symbolic link rather than replacing the link.
+        return os.path.realpath(target)
+    if os.path.exists(target) and os.path.samefile(source, target):
+        raise UsageError(
+            f"{target} is {source} under another name; "
+            "give the same path twice to rewrite it in place"
+        )
+    return target
+
+
+# ---------------------------------------------------------------------------
+# Repository set-up.
+
+
+@cli.command("git-setup")
+def git_setup_command() -> int:
+    """Make `git diff` show .cpin logs as calls (a textconv driver and .gitattributes)."""
+    top = _git("rev-parse", "--show-toplevel").strip()
+    current = _git("config", "--local", "--get", "diff.callpin.textconv", allow_failure=True)
+    current = current.strip()
+    if current == TEXTCONV:
+        click.echo(f"git config diff.callpin.textconv is already '{TEXTCONV}'")
+    else:
+        _git("config", "--local", "diff.callpin.textconv", TEXTCONV)
+        click.echo(f"set git config diff.callpin.textconv = '{TEXTCONV}'")
+    attributes = os.path.join(top, ".gitattributes")
+    try:
+        with open(attributes, encoding="utf-8") as file:
+            text = file.read()
+    except FileNotFoundError:
+        text = ""
+    if any(line.split() == GIT_ATTRIBUTE.split() for line in text.splitlines()):
+        click.echo(f"{attributes} already has '{GIT_ATTRIBUTE}'")
+    else:
+        with open(attributes, "a", encoding="utf-8") as file:
+            file.write(("\n" if text and not text.endswith("\n") else "") + GIT_ATTRIBUTE + "\n")
+        click.echo(f"added '{GIT_ATTRIBUTE}' to {attributes}")
+    return EXIT_SAME
+
+
+def _git(*args: str, allow_failure: bool = False) -> str:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise UsageError("git-setup needs git, and git is not installed") from None
+    if done.returncode != 0 and not allow_failure:
+        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
+        raise UsageError(f"git {args[0]} failed: {reason}")
+    return done.stdout

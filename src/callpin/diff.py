@@ -1,0 +1,780 @@
+"""Align two event sequences and classify every difference as moved, missing, extra or changed.
+
+Events are compared by identity: xxh3-64 of their canonical bytes (the frame itself,
+or the frame's fields minus the ignored ones). Alignment works on those 64-bit digests
+and decodes an event only when it takes part in a difference; docs/diff.md describes
+the semantics this module implements.
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_left, bisect_right
+from collections import Counter, deque
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, compress, islice, pairwise, repeat
+from operator import and_, eq, ge, getitem, gt, is_, itemgetter, lt, not_, sub
+from typing import Any, Final, TypeVar, cast
+
+import msgpack
+import xxhash
+
+from . import codec
+from ._impl import Encoder
+from .errors import CorruptLog, RulesMismatch, UsageError
+from .logfile import FIELDS, KINDS, Event, Log, load
+from .normalize import NO_RULES, RuleSet
+
+ORDERS: Final = ("strict", "thread", "none")
+IGNORABLE: Final = FIELDS[2:]
+OP_KINDS: Final = ("moved", "missing", "extra", "changed")
+
+# A gap between anchors with no event unique on both sides is aligned exactly
+# (longest common subsequence) only while old length x new length stays under
+# this many cells; a larger one pairs equal events in order of occurrence, which
+# is near-linear but may report a few more differences than the minimum.
+EXACT_GAP_CELLS = 40_000
+
+_H = TypeVar("_H", bound=Hashable)
+# A range of each sequence being aligned: a[a0:a1] and b[b0:b1].
+_Box = tuple[int, int, int, int]
+
+
+class _Absent:
+    """The side of a field change where the path does not exist."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Final = _Absent()
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One differing field of a `changed` event: its path and both values."""
+
+    path: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One difference. `old` and `new` are event indices; None on the side it is absent from."""
+
+    op: str
+    label: str
+    old: int | None
+    new: int | None
+    fields: tuple[FieldChange, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A stretch of `length` equal events aligned in place: old[old + k] is new[new + k]."""
+
+    old: int
+    new: int
+    length: int
+
+
+class Diff:
+    """The comparison of two logs: the differences (`ops`), the aligned equal stretches
+    (`runs`) and the number of events per label on each side (`counts`)."""
+
+    def __init__(
+        self,
+        old: Log,
+        new: Log,
+        *,
+        order: str,
+        ignore: tuple[str, ...],
+        ops: list[Op],
+        runs: list[Run],
+        counts: dict[str, tuple[int, int]],
+    ) -> None:
+        self.old = old
+        self.new = new
+        self.order = order
+        self.ignore = ignore
+        self.runs: tuple[Run, ...] = tuple(sorted(runs, key=lambda run: run.new))
+        self._runs_by_old = sorted(runs, key=lambda run: run.old)
+        self._run_old_starts = [run.old for run in self._runs_by_old]
+        self._run_new_starts = [run.new for run in self.runs]
+        self.counts = counts
+        self.ops: tuple[Op, ...] = tuple(sorted(ops, key=self._display_key))
+
+    @property
+    def same(self) -> bool:
+        """True when no difference was found."""
+        return not self.ops
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """How many ops of each kind: `{"moved": n, "missing": n, "extra": n, "changed": n}`."""
+        tally = Counter(op.op for op in self.ops)
+        return {kind: tally[kind] for kind in OP_KINDS}
+
+    def position(self, op: Op) -> int:
+        """Where an op stands in the new log: its new index, or for `missing` the index of
+        the new event it would come before (just after the aligned event preceding it)."""
+        if op.new is not None:
+            return op.new
+        assert op.old is not None
+        if self.order == "none":
+            return len(self.new)
+        k = bisect_left(self._run_old_starts, op.old) - 1
+        if k < 0:
+            return 0
+        run = self._runs_by_old[k]
+        return run.new + min(op.old - run.old, run.length)
+
+    def aligned_old(self, new_index: int) -> int | None:
+        """The old index aligned with an equal new event, None when it is not in a run."""
+        k = bisect_right(self._run_new_starts, new_index) - 1
+        if k < 0:
+            return None
+        run = self.runs[k]
+        offset = new_index - run.new
+        return run.old + offset if offset < run.length else None
+
+    def _display_key(self, op: Op) -> tuple[int, int, int]:
+        if self.order == "none":
+            return (0, op.old, 0) if op.old is not None and op.new is None else (1, op.new or 0, 0)
+        if op.new is None:
+            assert op.old is not None
+            return (self.position(op), 0, op.old)
+        return (op.new, 1, 0)
+
+    def __repr__(self) -> str:
+        if self.same:
+            return f"<Diff same: {len(self.new)} events>"
+        parts = ", ".join(f"{n} {kind}" for kind, n in self.summary.items() if n)
+        return f"<Diff {parts}>"
+
+
+def diff(
+    old: Log | str | os.PathLike[str],
+    new: Log | str | os.PathLike[str],
+    *,
+    ignore: Iterable[str] = (),
+    order: str = "strict",
+) -> Diff:
+    """Compare two logs (or the logs at two paths) by call order and count.
+
+    `ignore` names event fields left out of an event's identity (any of args,
+    kwargs, value, error, thread, depth). `order` is "strict" (one sequence),
+    "thread" (each thread's sequence on its own) or "none" (only how many times each
+    distinct event happened). Raises RulesMismatch when the logs were normalized
+    with different rules, since their values could not be compared.
+    """
+    ignored = _check_ignore(ignore)
+    if order not in ORDERS:
+        raise UsageError(f"unknown order {order!r} (known: {', '.join(ORDERS)})")
+    old_log = old if isinstance(old, Log) else load(old)
+    new_log = new if isinstance(new, Log) else load(new)
+    if old_log.rules != new_log.rules:
+        raise RulesMismatch(
+            f"{_name(old_log, 'old log')} was normalized with rules [{_rule_names(old_log.rules)}] "
+            f"but {_name(new_log, 'new log')} with [{_rule_names(new_log.rules)}]; "
+            "normalize both alike (callpin normalize) before comparing",
+            old=old_log.rules,
+            new=new_log.rules,
+        )
+    old_side = _Side(old_log, ignored)
+    new_side = _Side(new_log, ignored)
+    counts = _counts(old_side, new_side)
+    runs: list[Run] = []
+    if order == "none":
+        ops = _compare_counts(old_side, new_side)
+    elif order == "thread":
+        ops, pairs = _compare_threads(old_side, new_side)
+        runs = pairs.runs()
+    else:
+        everything_old, everything_new = range(len(old_log)), range(len(new_log))
+        ops, pairs = _compare_sequences(old_side, new_side, everything_old, everything_new)
+        runs = pairs.runs()
+    return Diff(old_log, new_log, order=order, ignore=ignored, ops=ops, runs=runs, counts=counts)
+
+
+def _check_ignore(ignore: Iterable[str]) -> tuple[str, ...]:
+    names = (ignore,) if isinstance(ignore, str) else tuple(ignore)
+    for name in names:
+        if name not in IGNORABLE:
+            raise UsageError(
+                f"cannot ignore {name!r}: the fields that can be ignored are {', '.join(IGNORABLE)}"
+            )
+    return tuple(field for field in IGNORABLE if field in names)
+
+
+def _name(log: Log, fallback: str) -> str:
+    return log.path or fallback
+
+
+def _rule_names(rules: RuleSet) -> str:
+    return ", ".join(one.name for one in rules.rules)
+
+
+# ---------------------------------------------------------------------------
+# One side of the comparison: digests and kind+label keys, computed without decoding.
+
+
+class _Side:
+    """A log seen through identities: a digest and a raw kind+label key per event."""
+
+    def __init__(self, log: Log, ignore: tuple[str, ...]) -> None:
+        self.log = log
+        self.ignore = ignore
+        self._unpacker = msgpack.Unpacker(max_buffer_size=codec.MAX_FRAME)
+        self._decoder = codec.Decoder(log.path)
+        frames = log.frames
+        if ignore:
+            kept = [k for k, name in enumerate(FIELDS) if name not in ignore]
+            self.digests = [
+                xxhash.xxh3_64_intdigest(b"".join([fields[k] for k in kept]))
+                for fields in map(self.fields, frames, range(len(frames)))
+            ]
+        else:
+            self.digests = list(map(xxhash.xxh3_64_intdigest, frames))
+        self.keys = self._keys(frames)
+        self._kind_labels: dict[bytes, tuple[str, str]] = {}
+
+    def _keys(self, frames: list[bytes]) -> list[bytes]:
+        """Every frame's kind byte and label bytes (a prefix of the frame), without a parser.
+
+        A label of up to 255 bytes (fixstr or str8) gives its length in the two
+        bytes after the kind, so one slice per distinct pair of those bytes cuts
+        every key in C-speed passes; other frames take the parser.
+        """
+        heads: list[bytes] = list(map(itemgetter(slice(2, 4)), frames))
+        well_formed = (
+            min(map(len, frames), default=4) >= 4
+            and set(map(itemgetter(0), frames)) <= {0x98}
+            and max(map(itemgetter(1), frames), default=0) < 0x80
+        )
+        if not well_formed:
+            return [self._parsed_key(frame, index) for index, frame in enumerate(frames)]
+        cuts = {head: _label_end(head) for head in set(heads)}
+        keys = cast("list[bytes]", list(map(getitem, frames, map(cuts.__getitem__, heads))))
+        if _UNCUT in cuts.values():
+            for index in compress(
+                range(len(frames)), map(is_, map(cuts.get, heads), repeat(_UNCUT))
+            ):
+                keys[index] = self._parsed_key(frames[index], index)
+        return keys
+
+    def _parsed_key(self, frame: bytes, index: int) -> bytes:
+        fields = self.fields(frame, index)
+        if len(fields[0]) != 1:
+            raise CorruptLog(self.log.path, f"event {index} is malformed", intact=index)
+        return fields[0] + fields[1]
+
+    def fields(self, frame: bytes, index: int) -> list[bytes]:
+        """The raw bytes of the eight fields of one frame."""
+        unpacker = self._unpacker
+        unpacker.feed(frame)
+        start = unpacker.tell()
+        try:
+            if unpacker.read_array_header() != len(FIELDS):
+                raise ValueError("not an event array")
+            bounds = [unpacker.tell()]
+            for _ in FIELDS:
+                unpacker.skip()
+                bounds.append(unpacker.tell())
+            if bounds[-1] - start != len(frame):
+                raise ValueError("trailing bytes")
+        except Exception:
+            # Any parse failure of a frame is corruption; the unpacker's buffer
+            # is left mid-value, so the next frame gets a fresh one.
+            self._unpacker = msgpack.Unpacker(max_buffer_size=codec.MAX_FRAME)
+            raise CorruptLog(
+                self.log.path, f"event {index} is not an event array", intact=index
+            ) from None
+        return [frame[lo - start : hi - start] for lo, hi in pairwise(bounds)]
+
+    def kind_label(self, key: bytes, index: int) -> tuple[str, str]:
+        """The kind and label a key stands for (`index`: an event with that key, for errors)."""
+        found = self._kind_labels.get(key)
+        if found is None:
+            kind = key[0]
+            label = self._decoder.decode(key[1:])
+            if not (kind < len(KINDS) and type(label) is str):
+                raise CorruptLog(self.log.path, f"event {index} is malformed", intact=index)
+            found = (KINDS[kind], label)
+            self._kind_labels[key] = found
+        return found
+
+    def label(self, index: int) -> str:
+        return self.kind_label(self.keys[index], index)[1]
+
+    def thread(self, index: int) -> int:
+        raw = self.fields(self.log.frames[index], index)[FIELDS.index("thread")]
+        thread = self._decoder.decode(raw)
+        if type(thread) is not int or thread < 1:
+            raise CorruptLog(self.log.path, f"event {index} is malformed", intact=index)
+        return thread
+
+
+# The cut of a frame whose label is longer or not a plain str: it needs the parser.
+_UNCUT = slice(0, 0)
+
+
+def _label_end(head: bytes) -> slice:
+    """The slice of a frame holding its kind and label, from the label's first two bytes."""
+    if 0xA0 <= head[0] <= 0xBF:
+        return slice(1, 3 + (head[0] & 0x1F))
+    if head[0] == 0xD9:
+        return slice(1, 4 + head[1])
+    return _UNCUT
+
+
+def _counts(old: _Side, new: _Side) -> dict[str, tuple[int, int]]:
+    per_label: dict[str, list[int]] = {}
+    for column, side in enumerate((old, new)):
+        tally = Counter(side.keys)
+        if not tally:
+            continue
+        first = dict(zip(reversed(side.keys), range(len(side.keys) - 1, -1, -1), strict=True))
+        for key, n in tally.items():
+            per_label.setdefault(side.kind_label(key, first[key])[1], [0, 0])[column] += n
+    return {label: (n[0], n[1]) for label, n in sorted(per_label.items())}
+
+
+# ---------------------------------------------------------------------------
+# Comparing one sequence with another.
+
+
+class _Pairs:
+    """Aligned pairs as two parallel lists of log indices."""
+
+    def __init__(self, old: list[int] | None = None, new: list[int] | None = None) -> None:
+        self.old: list[int] = old if old is not None else []
+        self.new: list[int] = new if new is not None else []
+
+    def extend(self, other: _Pairs) -> None:
+        self.old.extend(other.old)
+        self.new.extend(other.new)
+
+    def runs(self) -> list[Run]:
+        """The pairs, ordered by new index, cut into stretches that advance on both sides."""
+        old, new = self.old, self.new
+        if any(map(gt, new, islice(new, 1, None))):
+            order = sorted(range(len(new)), key=new.__getitem__)
+            old, new = [old[k] for k in order], [new[k] for k in order]
+        if not old:
+            return []
+        steps = map(
+            and_,
+            map(eq, map(sub, islice(old, 1, None), old), repeat(1)),
+            map(eq, map(sub, islice(new, 1, None), new), repeat(1)),
+        )
+        starts = [0, *compress(range(1, len(old)), map(not_, steps)), len(old)]
+        return [Run(old[lo], new[lo], hi - lo) for lo, hi in pairwise(starts)]
+
+
+def _compare_sequences(
+    old: _Side,
+    new: _Side,
+    old_indices: Sequence[int],
+    new_indices: Sequence[int],
+) -> tuple[list[Op], _Pairs]:
+    """The ops and the aligned equal pairs (as log indices) of two index sequences."""
+    a = list(map(old.digests.__getitem__, old_indices))
+    b = list(map(new.digests.__getitem__, new_indices))
+    match = _align(a, b)
+
+    # Events left out of the alignment that are equal to one left out on the
+    # other side are in both logs: they moved. Pair them in order of occurrence.
+    unaligned_new = _complement(list(compress(match, map(ge, match, repeat(0)))), len(b))
+    loose_new: dict[int, deque[int]] = {}
+    for j in unaligned_new:
+        loose_new.setdefault(b[j], deque()).append(j)
+    moved_new: set[int] = set()
+    for i in compress(range(len(a)), map(lt, match, repeat(0))):
+        waiting = loose_new.get(a[i])
+        if waiting:
+            match[i] = waiting.popleft()
+            moved_new.add(match[i])
+
+    # Of all paired events, those outside some longest in-order subsequence
+    # moved. An event in some but not every such subsequence (two adjacent calls
+    # swapped: either could be the one that moved) is reported as moved too.
+    is_paired = list(map(ge, match, repeat(0)))
+    paired_old = list(compress(range(len(a)), is_paired))
+    paired_new = list(compress(match, is_paired))
+    moving = _unstable(paired_new)
+    ops = [
+        Op(
+            "moved",
+            old.label(old_indices[paired_old[k]]),
+            old_indices[paired_old[k]],
+            new_indices[paired_new[k]],
+        )
+        for k in sorted(moving)
+    ]
+    stable_old, stable_new = paired_old, paired_new
+    if moving:
+        is_stable = [True] * len(paired_old)
+        for k in moving:
+            is_stable[k] = False
+        stable_old = list(compress(paired_old, is_stable))
+        stable_new = list(compress(paired_new, is_stable))
+
+    # What is left on each side falls in a gap between two stable pairs. Within a
+    # gap, events of the same kind and label are aligned with each other: the
+    # ones paired changed, the others are missing or extra.
+    gaps_old: dict[int, list[int]] = {}
+    gaps_new: dict[int, list[int]] = {}
+    for i in compress(range(len(a)), map(not_, is_paired)):
+        gaps_old.setdefault(bisect_left(stable_old, i), []).append(old_indices[i])
+    for j in unaligned_new:
+        if j in moved_new:
+            continue
+        gaps_new.setdefault(bisect_left(stable_new, j), []).append(new_indices[j])
+    for gap in sorted(gaps_old.keys() | gaps_new.keys()):
+        ops.extend(_classify_gap(old, new, gaps_old.get(gap, []), gaps_new.get(gap, [])))
+    pairs = _Pairs(
+        list(map(old_indices.__getitem__, stable_old)),
+        list(map(new_indices.__getitem__, stable_new)),
+    )
+    return ops, pairs
+
+
+def _complement(ascending: list[int], size: int) -> list[int]:
+    """The integers of range(size) missing from an ascending list of some of them."""
+    bounds = [-1, *ascending, size]
+    steps = map(sub, islice(bounds, 1, None), bounds)
+    holes = compress(range(len(bounds) - 1), map(gt, steps, repeat(1)))
+    return [j for k in holes for j in range(bounds[k] + 1, bounds[k + 1])]
+
+
+def _classify_gap(old: _Side, new: _Side, left: list[int], right: list[int]) -> list[Op]:
+    if not right:
+        return [Op("missing", old.label(i), i, None) for i in left]
+    if not left:
+        return [Op("extra", new.label(j), None, j) for j in right]
+    match = _align([old.keys[i] for i in left], [new.keys[j] for j in right])
+    ops: list[Op] = []
+    paired = set()
+    for k, i in enumerate(left):
+        if match[k] < 0:
+            ops.append(Op("missing", old.label(i), i, None))
+        else:
+            j = right[match[k]]
+            paired.add(j)
+            ops.append(Op("changed", old.label(i), i, j, _field_changes(old, new, i, j)))
+    ops.extend(Op("extra", new.label(j), None, j) for j in right if j not in paired)
+    return ops
+
+
+def _compare_threads(old: _Side, new: _Side) -> tuple[list[Op], _Pairs]:
+    threads_old: dict[int, list[int]] = {}
+    threads_new: dict[int, list[int]] = {}
+    for i in range(len(old.log)):
+        threads_old.setdefault(old.thread(i), []).append(i)
+    for j in range(len(new.log)):
+        threads_new.setdefault(new.thread(j), []).append(j)
+    ops: list[Op] = []
+    pairs = _Pairs()
+    for thread in sorted(threads_old.keys() | threads_new.keys()):
+        thread_ops, thread_pairs = _compare_sequences(
+            old, new, threads_old.get(thread, []), threads_new.get(thread, [])
+        )
+        ops.extend(thread_ops)
+        pairs.extend(thread_pairs)
+    return ops, pairs
+
+
+def _compare_counts(old: _Side, new: _Side) -> list[Op]:
+    """Only how many times each distinct event happened: the surplus occurrences."""
+    where_old: dict[int, list[int]] = {}
+    where_new: dict[int, list[int]] = {}
+    for i, digest in enumerate(old.digests):
+        where_old.setdefault(digest, []).append(i)
+    for j, digest in enumerate(new.digests):
+        where_new.setdefault(digest, []).append(j)
+    ops: list[Op] = []
+    for digest, indices in where_old.items():
+        surplus = indices[len(where_new.get(digest, ())) :]
+        ops.extend(Op("missing", old.label(i), i, None) for i in surplus)
+    for digest, indices in where_new.items():
+        surplus = indices[len(where_old.get(digest, ())) :]
+        ops.extend(Op("extra", new.label(j), None, j) for j in surplus)
+    return ops
+
+
+# ---------------------------------------------------------------------------
+# Alignment.
+
+
+def _align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
+    """For each index of `a`, the index of `b` it is aligned with, or -1.
+
+    The aligned pairs increase on both sides: a common subsequence. Equal prefixes
+    and suffixes are taken first; the elements that occur once on each side then
+    anchor the range (their longest in-order subsequence, as patience diff does),
+    and every gap between anchors is aligned the same way. Each step is linear or
+    n log n in the range, so mostly-equal sequences align in near-linear time.
+    """
+    if a == b:
+        return list(range(len(a)))
+    match = [-1] * len(a)
+    stack = [(0, len(a), 0, len(b))]
+    while stack:
+        a0, a1, b0, b1 = stack.pop()
+        while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
+            match[a0] = b0
+            a0 += 1
+            b0 += 1
+        while a0 < a1 and b0 < b1 and a[a1 - 1] == b[b1 - 1]:
+            a1 -= 1
+            b1 -= 1
+            match[a1] = b1
+        if a0 == a1 or b0 == b1:
+            continue
+        anchors_a, anchors_b = _unique_pairs(a, b, (a0, a1, b0, b1))
+        if not anchors_a:
+            if (a1 - a0) * (b1 - b0) <= EXACT_GAP_CELLS:
+                for i, j in _common_subsequence(a, b, (a0, a1, b0, b1)):
+                    match[i] = j
+                continue
+            anchors_a, anchors_b = _pairs_in_order(a, b, (a0, a1, b0, b1))
+            if not anchors_a:
+                continue
+        next_a, next_b = a0, b0
+        for k in _increasing(anchors_b):
+            i, j = anchors_a[k], anchors_b[k]
+            match[i] = j
+            if next_a < i and next_b < j:
+                stack.append((next_a, i, next_b, j))
+            next_a, next_b = i + 1, j + 1
+        if next_a < a1 and next_b < b1:
+            stack.append((next_a, a1, next_b, b1))
+    return match
+
+
+def _unique_pairs(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
+    """Indices (in a, in b) of every element occurring once in a[a0:a1] and once in b[b0:b1]."""
+    a0, a1, b0, b1 = box
+    part_a, part_b = a[a0:a1], b[b0:b1]
+    once = _once(part_a)
+    once.intersection_update(_once(part_b))
+    if not once:
+        return [], []
+    where = dict(zip(part_b, range(b0, b1), strict=True))
+    chosen = list(map(once.__contains__, part_a))
+    return (
+        list(compress(range(a0, a1), chosen)),
+        list(map(where.__getitem__, compress(part_a, chosen))),
+    )
+
+
+def _once(items: Sequence[_H]) -> set[_H]:
+    """The elements occurring exactly once in `items`."""
+    tally = Counter(items)
+    return set(compress(tally.keys(), map(eq, tally.values(), repeat(1))))
+
+
+def _pairs_in_order(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
+    """Indices pairing the k-th occurrence of each element in a[a0:a1] with its k-th in b[b0:b1]."""
+    a0, a1, b0, b1 = box
+    where: dict[_H, deque[int]] = {}
+    for j in range(b0, b1):
+        where.setdefault(b[j], deque()).append(j)
+    in_a: list[int] = []
+    in_b: list[int] = []
+    for i in range(a0, a1):
+        waiting = where.get(a[i])
+        if waiting:
+            in_a.append(i)
+            in_b.append(waiting.popleft())
+    return in_a, in_b
+
+
+def _common_subsequence(a: Sequence[_H], b: Sequence[_H], box: _Box) -> list[tuple[int, int]]:
+    """A longest common subsequence of a[a0:a1] and b[b0:b1] as (i, j) pairs (small ranges)."""
+    a0, a1, b0, b1 = box
+    n, m = a1 - a0, b1 - b0
+    # lengths[x][y]: the longest common subsequence of a[a0 + x:a1] and b[b0 + y:b1].
+    lengths = [[0] * (m + 1) for _ in range(n + 1)]
+    for x in range(n - 1, -1, -1):
+        row, below = lengths[x], lengths[x + 1]
+        item = a[a0 + x]
+        for y in range(m - 1, -1, -1):
+            if item == b[b0 + y]:
+                row[y] = below[y + 1] + 1
+            else:
+                row[y] = below[y] if below[y] >= row[y + 1] else row[y + 1]
+    pairs: list[tuple[int, int]] = []
+    x = y = 0
+    while x < n and y < m:
+        if a[a0 + x] == b[b0 + y]:
+            pairs.append((a0 + x, b0 + y))
+            x += 1
+            y += 1
+        elif lengths[x + 1][y] >= lengths[x][y + 1]:
+            x += 1
+        else:
+            y += 1
+    return pairs
+
+
+# ---------------------------------------------------------------------------
+# Longest increasing subsequences, split into independent blocks.
+
+
+def _blocks(values: list[int]) -> list[tuple[int, int]]:
+    """The [start, end) ranges of `values` (distinct) inside which some pair is out of order.
+
+    Every element outside those ranges is greater than all before it and less than
+    all after it, so it belongs to every longest increasing subsequence; the ranges
+    are independent. Found with C-speed scans, so an almost sorted list costs
+    linear time.
+    """
+    if len(values) < 2:
+        return []
+    highest = list(accumulate(values, max))
+    lowest = list(accumulate(reversed(values), min))
+    lowest.reverse()
+    crossings = compress(range(len(values) - 1), map(gt, highest, islice(lowest, 1, None)))
+    blocks: list[tuple[int, int]] = []
+    for k in crossings:
+        if blocks and blocks[-1][1] == k + 1:
+            blocks[-1] = (blocks[-1][0], k + 2)
+        else:
+            blocks.append((k, k + 2))
+    return blocks
+
+
+def _lengths_ending(values: Sequence[int]) -> list[int]:
+    """For each element, the length of the longest increasing subsequence ending with it."""
+    tails: list[int] = []
+    lengths: list[int] = []
+    for value in values:
+        k = bisect_left(tails, value)
+        if k == len(tails):
+            tails.append(value)
+        else:
+            tails[k] = value
+        lengths.append(k + 1)
+    return lengths
+
+
+def _increasing(values: list[int]) -> list[int]:
+    """Positions of a longest increasing subsequence of `values` (distinct)."""
+    dropped: set[int] = set()
+    for start, end in _blocks(values):
+        block = values[start:end]
+        lengths = _lengths_ending(block)
+        # Walk back from the end, taking each time the latest element that
+        # extends the subsequence: a deterministic choice among equals.
+        want = max(lengths)
+        limit: int | None = None
+        keep: set[int] = set()
+        for k in range(len(block) - 1, -1, -1):
+            if lengths[k] == want and (limit is None or block[k] < limit):
+                keep.add(k)
+                limit = block[k]
+                want -= 1
+        dropped.update(start + k for k in range(len(block)) if k not in keep)
+    if not dropped:
+        return list(range(len(values)))
+    return [k for k in range(len(values)) if k not in dropped]
+
+
+def _unstable(values: list[int]) -> set[int]:
+    """Positions of elements (distinct values) not in every longest increasing subsequence."""
+    unstable: set[int] = set()
+    for start, end in _blocks(values):
+        block = values[start:end]
+        ending = _lengths_ending(block)
+        starting = _lengths_ending([-v for v in reversed(block)])
+        starting.reverse()
+        longest = max(ending)
+        on_some = [k for k in range(len(block)) if ending[k] + starting[k] - 1 == longest]
+        per_level = Counter(ending[k] for k in on_some)
+        on_every = {k for k in on_some if per_level[ending[k]] == 1}
+        unstable.update(start + k for k in range(len(block)) if k not in on_every)
+    return unstable
+
+
+# ---------------------------------------------------------------------------
+# Field-by-field differences of a changed event.
+
+
+def _field_changes(old: _Side, new: _Side, i: int, j: int) -> tuple[FieldChange, ...]:
+    """Each differing field of old[i] and new[j] by path; kind and label are equal."""
+    raw_old = old.fields(old.log.frames[i], i)
+    raw_new = new.fields(new.log.frames[j], j)
+    event_old, event_new = old.log[i], new.log[j]
+    canonical: Callable[[Any], bytes] = Encoder(NO_RULES).encode
+    changes: list[FieldChange] = []
+    for k, name in enumerate(FIELDS):
+        if k < 2 or name in old.ignore or raw_old[k] == raw_new[k]:
+            continue
+        before = len(changes)
+        _walk(name, _field(event_old, name), _field(event_new, name), canonical, changes)
+        if len(changes) == before:
+            # Bytes differ where the decoded values look alike (1 and 1.0 inside a
+            # set...): report the whole field rather than nothing.
+            changes.append(FieldChange(name, getattr(event_old, name), getattr(event_new, name)))
+    return tuple(changes)
+
+
+def _field(event: Event, name: str) -> Any:
+    value = getattr(event, name)
+    if name == "args":
+        return list(value)
+    if name == "error" and value is not None:
+        return codec.Record("error", (("type", value[0]), ("message", value[1])))
+    return value
+
+
+def _walk(
+    path: str,
+    old: Any,
+    new: Any,
+    canonical: Callable[[Any], bytes],
+    out: list[FieldChange],
+) -> None:
+    if old is ABSENT or new is ABSENT:
+        out.append(FieldChange(path, old, new))
+        return
+    if canonical(old) == canonical(new):
+        return
+    if type(old) is dict and type(new) is dict:
+        for key in [*old, *(key for key in new if key not in old)]:
+            _walk(
+                _key_path(path, key),
+                old[key] if key in old else ABSENT,
+                new[key] if key in new else ABSENT,
+                canonical,
+                out,
+            )
+    elif type(old) is type(new) and type(old) in (list, tuple):
+        for k in range(max(len(old), len(new))):
+            _walk(
+                f"{path}[{k}]",
+                old[k] if k < len(old) else ABSENT,
+                new[k] if k < len(new) else ABSENT,
+                canonical,
+                out,
+            )
+    elif (
+        isinstance(old, codec.Record)
+        and isinstance(new, codec.Record)
+        and old.type == new.type
+        and [name for name, _ in old.fields] == [name for name, _ in new.fields]
+    ):
+        for (name, before), (_, after) in zip(old.fields, new.fields, strict=True):
+            _walk(f"{path}.{name}", before, after, canonical, out)
+    else:
+        out.append(FieldChange(path, old, new))
+
+
+def _key_path(path: str, key: Any) -> str:
+    if isinstance(key, str) and key.isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{key!r}]"

@@ -1,0 +1,101 @@
+"""`callpin git-setup` in throw-away repositories: git diff of a baseline shows calls."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from callpin.cli import GIT_ATTRIBUTE, TEXTCONV, cli
+from sample_logs import renewal, write
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """An empty git repository as the working directory, isolated from the user's git config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name, value in {
+        "HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CEILING_DIRECTORIES": str(tmp_path),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }.items():
+        monkeypatch.setenv(name, value)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    git("init", "--quiet")
+    return work
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def setup() -> object:
+    return CliRunner().invoke(cli, ["git-setup"])
+
+
+def test_git_setup_adds_the_textconv_driver_and_the_attribute(repo):
+    result = setup()
+    assert result.exit_code == 0, result.output
+    assert git("config", "--get", "diff.callpin.textconv").strip() == TEXTCONV
+    assert (repo / ".gitattributes").read_text() == GIT_ATTRIBUTE + "\n"
+
+
+def test_git_setup_twice_changes_nothing_more(repo):
+    setup()
+    result = setup()
+    assert result.exit_code == 0
+    assert "already" in result.stdout
+    assert git("config", "--get-all", "diff.callpin.textconv").splitlines() == [TEXTCONV]
+    assert (repo / ".gitattributes").read_text() == GIT_ATTRIBUTE + "\n"
+
+
+def test_git_setup_keeps_existing_attributes(repo):
+    (repo / ".gitattributes").write_text("*.png binary")
+    setup()
+    assert (repo / ".gitattributes").read_text() == f"*.png binary\n{GIT_ATTRIBUTE}\n"
+
+
+def test_git_setup_from_a_subfolder_writes_the_attributes_at_the_top(repo, monkeypatch):
+    (repo / "baselines").mkdir()
+    monkeypatch.chdir(repo / "baselines")
+    assert setup().exit_code == 0
+    assert (repo / ".gitattributes").exists()
+    assert not (repo / "baselines" / ".gitattributes").exists()
+
+
+def test_git_setup_outside_a_repository_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    result = setup()
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert "not a git repository" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_git_diff_of_a_changed_baseline_shows_the_calls(repo, monkeypatch):
+    # The textconv runs `callpin show`: the console script of this interpreter's environment.
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    setup()
+    write(repo / "baselines" / "renew.cpin", *renewal(amount=0))
+    git("add", ".")
+    git("commit", "--quiet", "-m", "baseline")
+    write(repo / "baselines" / "renew.cpin", *renewal(amount=-250))
+    shown = git("diff")
+    assert "-billing.charge_card('card_A', amount=0, currency='usd')" in shown.splitlines()
+    assert "+billing.charge_card('card_A', amount=-250, currency='usd')" in shown.splitlines()
+    assert "Binary files" not in shown
