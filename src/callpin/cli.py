@@ -9,6 +9,7 @@ click usage error or an `OSError` into one line on stderr and exit code 2.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -351,3 +352,83 @@ def _git(*args: str, allow_failure: bool = False) -> str:
         reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
         raise UsageError(f"git {args[0]} failed: {reason}")
     return done.stdout
+
+
+# ---------------------------------------------------------------------------
+# The harness checks: bless and gate.
+
+
+@cli.command("bless")
+@click.argument("paths", nargs=-1, type=click.Path(), metavar="PATH...")
+@click.option("--reason", required=True, help="Why this change of interactions is accepted (one line).")
+@click.option("--all-changed", is_flag=True, help="Bless every baseline whose fingerprint differs from its manifest line.")
+@click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
+def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder: str) -> int:
+    """Accept refreshed baselines: record their fingerprints in baselines/MANIFEST with a reason."""
+    from .gate import bless
+
+    for blessing in bless(list(paths), reason=reason, folder=folder, all_changed=all_changed):
+        click.echo(blessing.describe())
+    return EXIT_SAME
+
+
+@cli.command("gate")
+@click.option("--base", default=None, help="Compare with this revision (default: the merge base with the "
+              "default branch, or the previous commit).")
+@click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
+@click.option("--committed", "tree", flag_value="committed", help="Check HEAD instead of the working tree.")
+@click.option("--staged", "tree", flag_value="staged", help="Check the index (what a commit would record).")
+@click.option("--install-hook", is_flag=True, help="Write a pre-commit hook that runs `callpin gate --staged`.")
+@click.option("--force", is_flag=True, help="With --install-hook: replace an existing hook.")
+@format_option
+def gate_command(base: str | None, folder: str, tree: str | None, install_hook: bool, force: bool, output: str) -> int:
+    """Block baseline changes that were refreshed but not blessed; show each change as calls.
+
+    Exit codes: 0 clean, 1 blocked, 2 could not run.
+    """
+    from . import gate
+
+    if install_hook:
+        hook = gate.install_hook(folder=folder, force=force)
+        click.echo(f"installed {hook}")
+        return EXIT_SAME
+    report = gate.gate(base=base, folder=folder, tree=tree or "worktree")  # type: ignore[arg-type]
+    if output == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    return EXIT_DIFFERENT if report.blocked else EXIT_SAME
+
+
+# ---------------------------------------------------------------------------
+# probe
+
+
+@cli.command("probe", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--cells", default=",".join(("tz", "locale", "hashseed", "cwd")), show_default=True,
+              help="Which perturbations to run, comma-separated: tz, locale, hashseed, cwd.")
+@click.option("--runs", default=2, show_default=True, type=click.IntRange(min=2), help="Runs per cell.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Cells run in parallel.")
+@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds one run may take.")
+@format_option
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str, command: tuple[str, ...]) -> int:
+    """Run COMMAND over timezone, locale, hash seed and working-directory cells and name what is volatile.
+
+    Put the command after `--`: `callpin probe -- python -m pytest tests/characterization`.
+    Exit codes: 0 nothing volatile, 1 something is, 2 the probe could not run.
+    """
+    from .probe import probe, progress_printer
+
+    groups = tuple(part.strip() for part in cells.split(",") if part.strip())
+    report = probe(list(command), groups=groups, runs=runs, jobs=jobs, timeout=timeout,
+                   progress=progress_printer())
+    if output == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    click.echo(report.verdict_line(), err=True)
+    return EXIT_DIFFERENT if report.volatile else EXIT_SAME

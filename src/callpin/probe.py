@@ -65,28 +65,32 @@ def _utf8_locale(found: list[str]) -> str | None:
 
 
 def build_cells(groups: tuple[str, ...] = GROUPS, locales: list[str] | None = None) -> list[Cell]:
-    """The baseline cell, then every variation of the chosen groups."""
+    """The baseline cell, then every variation of the chosen groups.
+
+    The baseline runs in UTC, hash seed 0, the project's folder, and a real UTF-8
+    locale when the machine has one (else C.UTF-8); the locale cells run under the
+    other locales of that list, C always among them.
+    """
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         raise UsageError(f"unknown cell {unknown[0]!r} (choose from {', '.join(GROUPS)})")
-    cells = [Cell("baseline", "", dict(BASELINE_ENV))]
+    found = available_locales() if locales is None and "locale" in groups else (locales or [])
+    reference = _utf8_locale(found) or "C.UTF-8"
+    baseline_env = {**BASELINE_ENV, "LC_ALL": reference, "LANG": reference}
+    cells = [Cell("baseline", "", baseline_env)]
     for group in groups:
         if group == "tz":
             for zone in ("Asia/Tokyo", "America/Los_Angeles"):
-                cells.append(Cell("tz", zone, {**BASELINE_ENV, "TZ": zone}))
+                cells.append(Cell("tz", zone, {**baseline_env, "TZ": zone}))
         elif group == "locale":
-            found = available_locales() if locales is None else locales
-            variants = ["C"]
-            utf8 = _utf8_locale(found)
-            if utf8 is not None:
-                variants.append(utf8)
-            for name in variants:
-                cells.append(Cell("locale", name, {**BASELINE_ENV, "LC_ALL": name, "LANG": name}))
+            for name in dict.fromkeys(("C", "C.UTF-8", reference)):
+                if name != reference:
+                    cells.append(Cell("locale", name, {**baseline_env, "LC_ALL": name, "LANG": name}))
         elif group == "hashseed":
             for seed in ("1", "2"):
-                cells.append(Cell("hashseed", seed, {**BASELINE_ENV, "PYTHONHASHSEED": seed}))
+                cells.append(Cell("hashseed", seed, {**baseline_env, "PYTHONHASHSEED": seed}))
         elif group == "cwd":
-            cells.append(Cell("cwd", "fresh", dict(BASELINE_ENV), fresh_cwd=True))
+            cells.append(Cell("cwd", "fresh", dict(baseline_env), fresh_cwd=True))
     return cells
 
 
@@ -283,8 +287,11 @@ def _classify(cells: list[Cell], results: list[Run]) -> ProbeReport:
     for name in names:
         row: dict[str, str] = {}
         stable: dict[str, Log] = {}
+        baseline_error: str | None = None
         for cell in cells:
-            row[cell.name] = _cell_outcome(report, name, cell, by_cell[cell.name], stable)
+            row[cell.name] = _cell_outcome(report, name, cell, by_cell[cell.name], stable, baseline_error)
+            if cell.group == "baseline" and row[cell.name] == "ERROR":
+                baseline_error = report.findings[-1].detail
         reference = stable.get("baseline")
         if reference is not None:
             for cell in cells[1:]:
@@ -296,14 +303,23 @@ def _classify(cells: list[Cell], results: list[Run]) -> ProbeReport:
     return report
 
 
-def _cell_outcome(report: ProbeReport, name: str, cell: Cell, runs: list[Run], stable: dict[str, Log]) -> str:
+def _cell_outcome(
+    report: ProbeReport, name: str, cell: Cell, runs: list[Run], stable: dict[str, Log],
+    baseline_error: str | None,
+) -> str:
+    """`ok`, `UNSTABLE` or `ERROR` for one log in one cell; records the finding.
+
+    An error that is the same as the baseline cell's is not this cell's doing: the
+    capture fails everywhere, which the baseline's own finding already says.
+    """
     logs: list[Log] = []
     for run in sorted(runs, key=lambda r: r.number):
         path = run.logs.get(name)
         if run.returncode != 0 or path is None:
             why = f"exit {run.returncode}" if run.returncode != 0 else "no log written"
             detail = f"{why}: {run.stderr_tail}" if run.stderr_tail else why
-            report.findings.append(Finding(name, "error", cell.name, detail))
+            if detail != baseline_error:
+                report.findings.append(Finding(name, "error", cell.name, detail))
             return "ERROR"
         read = _read(path)
         if isinstance(read, str):

@@ -1,0 +1,152 @@
+"""gate and bless on throw-away git repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from callpin._impl import Encoder
+from callpin.cli import cli as main
+from callpin.logfile import write_log
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def baseline(path: Path, calls: list[tuple[str, int]]) -> None:
+    encoder = Encoder()
+    write_log(path, [encoder.encode_event(0, label, ["card_A", amount], {}, None, None, 1, 0) for label, amount in calls])
+
+
+def run(repo: Path, *args: str) -> tuple[int, str, str]:
+    runner = CliRunner()
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        result = runner.invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "baselines" / "test_renewals").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    baseline(root / "baselines" / "test_renewals" / "renew.cpin", [("billing.charge_card", 1500), ("billing.send_receipt", 1500)])
+    baseline(root / "baselines" / "other.cpin", [("mail.send", 1)])
+    (root / "app.py").write_text("x = 1\n")
+    code, out, err = run(root, "bless", "--all-changed", "--reason", "initial pins")
+    assert code == 0, err
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "pins")
+    return root
+
+
+def refresh_with_swap(repo: Path) -> None:
+    baseline(repo / "baselines" / "test_renewals" / "renew.cpin", [("billing.send_receipt", 1500), ("billing.charge_card", 1500)])
+
+
+def test_a_changed_baseline_committed_without_bless_is_blocked_with_its_call_diff(repo):
+    refresh_with_swap(repo)
+    git(repo, "commit", "-qam", "refresh")
+    code, out, _ = run(repo, "gate")
+    assert code == 1
+    assert "refreshed but not blessed" in out
+    assert "moved" in out and "billing.charge_card" in out
+    assert out.strip().splitlines()[-1].startswith("gate: BLOCKED")
+
+
+def test_the_same_change_blessed_passes(repo):
+    refresh_with_swap(repo)
+    code, out, _ = run(repo, "bless", "baselines/test_renewals/renew.cpin", "--reason", "receipt first, agreed with billing")
+    assert code == 0
+    assert "billing.charge_card 1 → 1" in out
+    git(repo, "commit", "-qam", "refresh and bless")
+    code, out, _ = run(repo, "gate")
+    assert code == 0, out
+    assert "blessed: receipt first, agreed with billing" in out
+
+
+def test_a_hand_edited_byte_is_blocked(repo):
+    path = repo / "baselines" / "other.cpin"
+    data = bytearray(path.read_bytes())
+    data[data.index(b"card_A")] ^= 0x02
+    path.write_bytes(bytes(data))
+    code, out, _ = run(repo, "gate")
+    assert code == 1
+    assert "other.cpin" in out and "damaged" in out
+
+
+def test_a_deleted_baseline_still_listed_and_a_new_unlisted_one_are_each_named(repo):
+    (repo / "baselines" / "other.cpin").unlink()
+    baseline(repo / "baselines" / "new.cpin", [("mail.send", 2)])
+    code, out, _ = run(repo, "gate")
+    assert code == 1
+    assert "baselines/other.cpin: listed in the manifest, but the file is gone" in out
+    assert "baselines/new.cpin: added" in out and "without a blessing" in out
+
+
+def test_only_unrelated_changes_print_one_summary_line(repo):
+    (repo / "app.py").write_text("x = 2\n")
+    git(repo, "commit", "-qam", "unrelated")
+    code, out, _ = run(repo, "gate")
+    assert code == 0
+    assert out.strip().splitlines() == [out.strip()]
+    assert out.startswith("gate: ok: 0 baseline(s) changed")
+
+
+def test_json_report(repo):
+    refresh_with_swap(repo)
+    code, out, _ = run(repo, "gate", "--format", "json", "--base", "HEAD")
+    report = json.loads(out)
+    assert code == 1 and report["blocked"] is True
+    [changed] = [b for b in report["baselines"] if b["status"] == "changed"]
+    assert changed["path"] == "test_renewals/renew.cpin" and changed["blocking"]
+
+
+def test_committed_mode_ignores_the_working_tree(repo):
+    refresh_with_swap(repo)
+    code, _, _ = run(repo, "gate", "--committed", "--base", "HEAD")
+    assert code == 0
+
+
+def test_bad_inputs_are_one_line_and_exit_2(repo, tmp_path):
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    for where, args in [(outside, ["gate"]), (repo, ["gate", "--base", "no-such-ref"])]:
+        code, out, err = run(where, *args)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
+    manifest = repo / "baselines" / "MANIFEST"
+    manifest.write_text(manifest.read_text() + "broken line\n")
+    code, _, err = run(repo, "gate")
+    assert code == 2 and "MANIFEST:5:" in err and len(err.strip().splitlines()) == 1
+
+
+def test_bless_needs_a_reason(repo):
+    code, _, err = run(repo, "bless", "baselines/other.cpin", "--reason", "  ")
+    assert code == 2 and "reason" in err
+
+
+def test_install_hook_blocks_an_unblessed_staged_change(repo):
+    code, out, _ = run(repo, "gate", "--install-hook")
+    assert code == 0
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    assert hook.exists() and os.access(hook, os.X_OK)
+    code, _, err = run(repo, "gate", "--install-hook")
+    assert code == 2 and "--force" in err
+    code, _, _ = run(repo, "gate", "--install-hook", "--force")
+    assert code == 0
+    refresh_with_swap(repo)
+    git(repo, "add", "-A")
+    code, out, _ = run(repo, "gate", "--staged")
+    assert code == 1 and "refreshed but not blessed" in out
