@@ -20,7 +20,7 @@ from callpin.logfile import KIND_CODES, write_log
 
 LABELS = ["billing.charge_card", "billing.send_receipt"]
 
-RENEW = '''\
+RENEW = """\
 import billing
 
 
@@ -30,7 +30,7 @@ def renew(case):
     billing.charge_card(case["card"], case["amount"])  # charge first
     billing.send_receipt(case["email"], case["amount"])
     return "renewed"
-'''
+"""
 
 
 def event(kind: str, label: str) -> bytes:
@@ -50,7 +50,7 @@ def changed_lines(original: str, mutated: str) -> tuple[list[str], list[str]]:
     end = 0
     while end < min(len(a), len(b)) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
         end += 1
-    return a[start:len(a) - end], b[start:len(b) - end]
+    return a[start : len(a) - end], b[start : len(b) - end]
 
 
 # ---------------------------------------------------------------------------
@@ -59,10 +59,14 @@ def changed_lines(original: str, mutated: str) -> tuple[list[str], list[str]]:
 
 def test_read_labels_collects_call_labels_of_every_log_below_the_folder(tmp_path: Path) -> None:
     (tmp_path / "nested").mkdir()
-    write_log(tmp_path / "a.cpin", [event("call", "billing.charge_card"),
-                                    event("return", "billing.refund")])
-    write_log(tmp_path / "nested" / "b.cpin", [event("call", "billing.send_receipt"),
-                                               event("mark", "returned")])
+    write_log(
+        tmp_path / "a.cpin",
+        [event("call", "billing.charge_card"), event("return", "billing.refund")],
+    )
+    write_log(
+        tmp_path / "nested" / "b.cpin",
+        [event("call", "billing.send_receipt"), event("mark", "returned")],
+    )
     assert bite.read_labels(tmp_path) == ["billing.charge_card", "billing.send_receipt"]
 
 
@@ -94,9 +98,16 @@ def test_swap_exchanges_two_adjacent_collaborator_statements_and_keeps_the_rest(
 
 
 def test_swap_keeps_lines_between_the_statements_in_place() -> None:
-    source = "def f():\n    a.charge_card(1)\n\n    # then\n    a.send_receipt(\n        2,\n    )\n    x = 1\n"
+    source = (
+        "def f():\n    a.charge_card(1)\n\n    # then\n    a.send_receipt(\n        2,\n    )\n"
+        "    x = 1\n"
+    )
     [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
-    assert swap.text == "def f():\n    a.send_receipt(\n        2,\n    )\n\n    # then\n    a.charge_card(1)\n    x = 1\n"
+    assert (
+        swap.text
+        == "def f():\n    a.send_receipt(\n        2,\n    )\n\n    # then\n    a.charge_card(1)\n"
+        "    x = 1\n"
+    )
 
 
 def test_swap_needs_both_statements_to_call_a_collaborator() -> None:
@@ -107,7 +118,10 @@ def test_swap_needs_both_statements_to_call_a_collaborator() -> None:
 def test_swap_takes_compound_statements_that_contain_a_call() -> None:
     source = "def f(x):\n    if x:\n        billing.charge_card(1)\n    billing.send_receipt(2)\n"
     [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
-    assert swap.text == "def f(x):\n    billing.send_receipt(2)\n    if x:\n        billing.charge_card(1)\n"
+    assert (
+        swap.text
+        == "def f(x):\n    billing.send_receipt(2)\n    if x:\n        billing.charge_card(1)\n"
+    )
 
 
 def test_swap_of_identical_statements_is_dropped_as_equivalent() -> None:
@@ -119,7 +133,9 @@ def test_delete_removes_only_the_call_statement() -> None:
     mutants = by_operator(bite.make_mutants(RENEW, "renewals.py", LABELS), "delete")
     assert [m.calls for m in mutants] == [("billing.charge_card",), ("billing.send_receipt",)]
     assert changed_lines(RENEW, mutants[1].text) == (
-        ['    billing.send_receipt(case["email"], case["amount"])\n'], [])
+        ['    billing.send_receipt(case["email"], case["amount"])\n'],
+        [],
+    )
 
 
 def test_delete_leaves_pass_where_the_block_would_be_empty() -> None:
@@ -139,11 +155,16 @@ def test_delete_skips_a_statement_that_only_contains_a_call() -> None:
 
 
 def test_duplicate_repeats_call_statements_and_assignments_from_calls() -> None:
-    source = "def f():\n    x = billing.charge_card(\n        1)\n    billing.send_receipt(x)\n    return x\n"
+    source = (
+        "def f():\n    x = billing.charge_card(\n        1)\n    billing.send_receipt(x)\n"
+        "    return x\n"
+    )
     first, second = by_operator(bite.make_mutants(source, "m.py", LABELS), "duplicate")
-    assert first.text == ("def f():\n    x = billing.charge_card(\n        1)\n"
-                          "    x = billing.charge_card(\n        1)\n"
-                          "    billing.send_receipt(x)\n    return x\n")
+    assert first.text == (
+        "def f():\n    x = billing.charge_card(\n        1)\n"
+        "    x = billing.charge_card(\n        1)\n"
+        "    billing.send_receipt(x)\n    return x\n"
+    )
     assert changed_lines(source, second.text) == ([], ["    billing.send_receipt(x)\n"])
 
 
@@ -161,30 +182,38 @@ def test_an_unknown_operator_is_a_usage_error() -> None:
 # Which calls count
 
 
-@pytest.mark.parametrize("source", [
-    "import billing\nbilling.charge_card(1)\n",
-    "import billing as b\nb.charge_card(1)\n",
-    "import examples.renewals.billing\nexamples.renewals.billing.charge_card(1)\n",
-    "from examples.renewals import billing as pay\npay.charge_card(1)\n",
-    "from billing import charge_card\ncharge_card(1)\n",
-    "from billing import charge_card as charge\ncharge(1)\n",
-    "from .billing import charge_card\ncharge_card(1)\n",
-    "from billing import *\ncharge_card(1)\n",
-    "gateway.charge_card(1)\n",
-    "self.gateway.charge_card(1)\n",
-], ids=lambda source: source.splitlines()[-1])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import billing\nbilling.charge_card(1)\n",
+        "import billing as b\nb.charge_card(1)\n",
+        "import examples.renewals.billing\nexamples.renewals.billing.charge_card(1)\n",
+        "from examples.renewals import billing as pay\npay.charge_card(1)\n",
+        "from billing import charge_card\ncharge_card(1)\n",
+        "from billing import charge_card as charge\ncharge(1)\n",
+        "from .billing import charge_card\ncharge_card(1)\n",
+        "from billing import *\ncharge_card(1)\n",
+        "gateway.charge_card(1)\n",
+        "self.gateway.charge_card(1)\n",
+    ],
+    ids=lambda source: source.splitlines()[-1],
+)
 def test_a_call_to_the_collaborator_is_a_call_site(source: str) -> None:
     [delete] = bite.make_mutants(source, "m.py", ["billing.charge_card"], ["delete"])
     assert delete.calls == ("billing.charge_card",)
 
 
-@pytest.mark.parametrize("source", [
-    "charge_card(1)\n",
-    "from gateway import charge_card\ncharge_card(1)\n",
-    "import os\nos.path.charge_card(1)\n",
-    "billing.refund(1)\n",
-    "def later():\n    billing.charge_card(1)\nlater\n",
-], ids=["unbound name", "other module", "other imported module", "other function", "nested def"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "charge_card(1)\n",
+        "from gateway import charge_card\ncharge_card(1)\n",
+        "import os\nos.path.charge_card(1)\n",
+        "billing.refund(1)\n",
+        "def later():\n    billing.charge_card(1)\nlater\n",
+    ],
+    ids=["unbound name", "other module", "other imported module", "other function", "nested def"],
+)
 def test_other_calls_are_not_call_sites(source: str) -> None:
     mutants = bite.make_mutants(source, "m.py", ["billing.charge_card"])
     assert [m for m in mutants if m.line == len(source.splitlines())] == []
@@ -192,7 +221,9 @@ def test_other_calls_are_not_call_sites(source: str) -> None:
 
 def test_a_label_by_its_full_dotted_name_matches_an_import_by_a_shorter_one() -> None:
     source = "import billing\nbilling.charge_card(1)\n"
-    [delete] = bite.make_mutants(source, "m.py", ["examples.renewals.billing.charge_card"], ["delete"])
+    [delete] = bite.make_mutants(
+        source, "m.py", ["examples.renewals.billing.charge_card"], ["delete"]
+    )
     assert delete.line == 2
 
 
@@ -203,18 +234,29 @@ def test_a_method_label_matches_calls_on_the_imported_class() -> None:
 
 
 def test_awaited_calls_are_call_sites() -> None:
-    source = ("async def renew(gateway):\n    await gateway.charge_card(1)\n"
-              "    receipt = await billing.send_receipt(2)\n")
+    source = (
+        "async def renew(gateway):\n    await gateway.charge_card(1)\n"
+        "    receipt = await billing.send_receipt(2)\n"
+    )
     mutants = bite.make_mutants(source, "m.py", LABELS)
     assert [(m.operator, m.line) for m in mutants] == [
-        ("swap", 2), ("delete", 2), ("duplicate", 2), ("duplicate", 3)]
+        ("swap", 2),
+        ("delete", 2),
+        ("duplicate", 2),
+        ("duplicate", 3),
+    ]
     [swap] = by_operator(mutants, "swap")
-    assert swap.text == ("async def renew(gateway):\n    receipt = await billing.send_receipt(2)\n"
-                         "    await gateway.charge_card(1)\n")
+    assert swap.text == (
+        "async def renew(gateway):\n    receipt = await billing.send_receipt(2)\n"
+        "    await gateway.charge_card(1)\n"
+    )
 
 
 def test_statements_sharing_a_line_are_left_alone() -> None:
-    source = "def f(x):\n    billing.charge_card(1); billing.send_receipt(2)\n    if x: billing.charge_card(3)\n"
+    source = (
+        "def f(x):\n    billing.charge_card(1); billing.send_receipt(2)\n"
+        "    if x: billing.charge_card(3)\n"
+    )
     assert bite.make_mutants(source, "m.py", LABELS) == []
 
 
@@ -225,32 +267,41 @@ def test_statements_sharing_a_line_are_left_alone() -> None:
 def test_crlf_line_breaks_and_a_missing_final_break_are_kept() -> None:
     source = "def f():\r\n    billing.charge_card(1)\r\n    billing.send_receipt(2)"
     mutants = bite.make_mutants(source, "m.py", LABELS)
-    swap, = by_operator(mutants, "swap")
+    (swap,) = by_operator(mutants, "swap")
     assert swap.text == "def f():\r\n    billing.send_receipt(2)\r\n    billing.charge_card(1)"
     duplicate = by_operator(mutants, "duplicate")[1]
     assert duplicate.text == source + "\r\n    billing.send_receipt(2)"
 
 
 def test_form_feeds_and_non_ascii_text_are_kept() -> None:
-    source = "\x0c\ndef f():\n    billing.charge_card('é')  # ünïcode\n    billing.send_receipt('ß')\n"
+    source = (
+        "\x0c\ndef f():\n    billing.charge_card('é')  # ünïcode\n    billing.send_receipt('ß')\n"
+    )
     [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
-    assert swap.text == "\x0c\ndef f():\n    billing.send_receipt('ß')\n    billing.charge_card('é')  # ünïcode\n"
+    assert (
+        swap.text == "\x0c\ndef f():\n    billing.send_receipt('ß')\n"
+        "    billing.charge_card('é')  # ünïcode\n"
+    )
 
 
 def test_every_mutant_keeps_the_other_lines_byte_for_byte() -> None:
     for mutant in bite.make_mutants(RENEW, "renewals.py", LABELS):
         removed, added = changed_lines(RENEW, mutant.text)
-        span = RENEW.splitlines(keepends=True)[mutant.line - 1:mutant.end_line]
+        span = RENEW.splitlines(keepends=True)[mutant.line - 1 : mutant.end_line]
         assert sorted(set(removed) | set(added)) <= sorted(set(span) | {"    pass\n"}), mutant.id
 
 
 def test_a_source_file_in_its_declared_encoding_is_written_back_in_it() -> None:
-    data = ("# -*- coding: latin-1 -*-\ndef f():\n    billing.charge_card('café')\n"
-            "    billing.send_receipt(1)\n").encode("latin-1")
+    data = (
+        "# -*- coding: latin-1 -*-\ndef f():\n    billing.charge_card('café')\n"
+        "    billing.send_receipt(1)\n"
+    ).encode("latin-1")
     text, encoding = bite.decode_source(data)
     [swap] = by_operator(bite.make_mutants(text, "m.py", LABELS, encoding=encoding), "swap")
-    assert swap.data() == ("# -*- coding: latin-1 -*-\ndef f():\n    billing.send_receipt(1)\n"
-                           "    billing.charge_card('café')\n").encode("latin-1")
+    assert swap.data() == (
+        "# -*- coding: latin-1 -*-\ndef f():\n    billing.send_receipt(1)\n"
+        "    billing.charge_card('café')\n"
+    ).encode("latin-1")
 
 
 # ---------------------------------------------------------------------------
@@ -261,14 +312,17 @@ def test_ids_are_stable_and_differ_by_file() -> None:
     first = [m.id for m in bite.make_mutants(RENEW, "renewals.py", LABELS)]
     assert first == [m.id for m in bite.make_mutants(RENEW, "renewals.py", LABELS)]
     assert len(set(first)) == len(first)
-    assert all(m.id.startswith(f"{m.operator}-") for m in bite.make_mutants(RENEW, "renewals.py", LABELS))
+    assert all(
+        m.id.startswith(f"{m.operator}-") for m in bite.make_mutants(RENEW, "renewals.py", LABELS)
+    )
     assert set(first).isdisjoint(m.id for m in bite.make_mutants(RENEW, "other.py", LABELS))
 
 
 def test_an_id_survives_edits_elsewhere_in_the_file_that_keep_its_lines() -> None:
     edited = RENEW.replace('return "renewed"', 'return "done"')
-    assert [m.id for m in bite.make_mutants(RENEW, "r.py", LABELS)] == \
-           [m.id for m in bite.make_mutants(edited, "r.py", LABELS)]
+    assert [m.id for m in bite.make_mutants(RENEW, "r.py", LABELS)] == [
+        m.id for m in bite.make_mutants(edited, "r.py", LABELS)
+    ]
 
 
 def test_diff_is_a_unified_diff_of_the_source_file() -> None:
@@ -276,8 +330,10 @@ def test_diff_is_a_unified_diff_of_the_source_file() -> None:
     diff = swap.diff()
     assert diff.startswith("--- a/renewals.py\n+++ b/renewals.py\n@@ ")
     changes = [line for line in diff.splitlines()[2:] if line.startswith(("-", "+"))]
-    assert sorted(changes) == ['+    billing.send_receipt(case["email"], case["amount"])',
-                               '-    billing.send_receipt(case["email"], case["amount"])']
+    assert sorted(changes) == [
+        '+    billing.send_receipt(case["email"], case["amount"])',
+        '-    billing.send_receipt(case["email"], case["amount"])',
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -286,15 +342,19 @@ def test_diff_is_a_unified_diff_of_the_source_file() -> None:
 
 def test_find_mutants_skips_other_files_and_names_an_unparsable_one(tmp_path: Path) -> None:
     project = bite.Project(tmp_path, None)
-    snapshot: dict[str, bytes | None] = {"pkg/r.py": RENEW.encode(), "pkg/notes.txt": b"billing.charge_card()\n",
-                                         "gone.py": None}
+    snapshot: dict[str, bytes | None] = {
+        "pkg/r.py": RENEW.encode(),
+        "pkg/notes.txt": b"billing.charge_card()\n",
+        "gone.py": None,
+    }
     assert {m.path for m in bite.find_mutants(project, snapshot, LABELS)} == {"pkg/r.py"}
     with pytest.raises(UsageError, match=r"cannot parse bad\.py"):
         bite.find_mutants(project, {"bad.py": b"def (:\n"}, LABELS)
 
 
-def test_snapshot_outside_git_takes_the_python_files_below_a_folder(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_outside_git_takes_the_python_files_below_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "src" / "__pycache__").mkdir(parents=True)
     (tmp_path / "src" / "venv").mkdir()
     (tmp_path / "src" / "venv" / "pyvenv.cfg").write_text("")
@@ -303,7 +363,9 @@ def test_snapshot_outside_git_takes_the_python_files_below_a_folder(tmp_path: Pa
     (tmp_path / "src" / "r.py").write_text(RENEW)
     (tmp_path / "src" / "data.txt").write_text("")
     monkeypatch.chdir(tmp_path)
-    assert bite.snapshot_sources(bite.Project(tmp_path, None), ["src"]) == {"src/r.py": RENEW.encode()}
+    assert bite.snapshot_sources(bite.Project(tmp_path, None), ["src"]) == {
+        "src/r.py": RENEW.encode()
+    }
 
 
 def test_a_source_outside_the_project_is_a_usage_error(tmp_path: Path) -> None:
@@ -322,27 +384,43 @@ def test_a_missing_source_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def result(outcome: str, operator: str = "swap") -> bite.Result:
-    mutant = next(m for m in bite.make_mutants(RENEW, "renewals.py", LABELS) if m.operator == operator)
+    mutant = next(
+        m for m in bite.make_mutants(RENEW, "renewals.py", LABELS) if m.operator == operator
+    )
     return bite.Result(mutant, outcome, "why" if outcome == "error" else "")
 
 
-@pytest.mark.parametrize(("outcomes", "code"), [
-    (["caught", "timeout"], 0),
-    (["caught", "survived", "error"], 1),
-    (["caught", "error"], 2),
-])
-def test_exit_code_says_survived_over_could_not_run_over_all_caught(outcomes: list[str], code: int) -> None:
+@pytest.mark.parametrize(
+    ("outcomes", "code"),
+    [
+        (["caught", "timeout"], 0),
+        (["caught", "survived", "error"], 1),
+        (["caught", "error"], 2),
+    ],
+)
+def test_exit_code_says_survived_over_could_not_run_over_all_caught(
+    outcomes: list[str], code: int
+) -> None:
     assert bite.Report(tuple(map(result, outcomes)), "git worktrees").exit_code == code
 
 
 def test_text_report_has_the_table_the_survivors_diff_and_a_summary() -> None:
-    report = bite.Report((result("caught", "delete"), result("survived"), result("error", "duplicate")),
-                         "git worktrees")
+    report = bite.Report(
+        (result("caught", "delete"), result("survived"), result("error", "duplicate")),
+        "git worktrees",
+    )
     lines = list(report.lines())
     assert lines[0].split() == ["ID", "OPERATOR", "WHERE", "CALLS", "OUTCOME"]
     survivor = report.results[1].mutant
-    assert lines[2].split() == [survivor.id, "swap", "renewals.py:7", "billing.charge_card", "<->",
-                                "billing.send_receipt", "survived"]
+    assert lines[2].split() == [
+        survivor.id,
+        "swap",
+        "renewals.py:7",
+        "billing.charge_card",
+        "<->",
+        "billing.send_receipt",
+        "survived",
+    ]
     assert f"survived {survivor.id}: swap billing.charge_card <-> billing.send_receipt" in lines
     assert "--- a/renewals.py" in lines
     assert f"error {report.results[2].mutant.id}: why" in lines
@@ -356,7 +434,12 @@ def test_json_report_carries_every_field() -> None:
     assert data["exit_code"] == 1
     [mutant] = data["mutants"]
     assert mutant["calls"] == ["billing.charge_card", "billing.send_receipt"]
-    assert (mutant["file"], mutant["line"], mutant["end_line"], mutant["outcome"]) == ("renewals.py", 7, 8, "survived")
+    assert (mutant["file"], mutant["line"], mutant["end_line"], mutant["outcome"]) == (
+        "renewals.py",
+        7,
+        8,
+        "survived",
+    )
     assert mutant["diff"] == report.results[0].mutant.diff()
 
 
@@ -385,13 +468,19 @@ def test_default_timeout_follows_the_unmutated_run_with_a_floor() -> None:
 # The start-up hook
 
 
-def run_hooked(tmp_path: Path, code: str, watch: list[str], extra_path: list[Path] = ()) -> list[list[str]]:
+def run_hooked(
+    tmp_path: Path, code: str, watch: list[str], extra_path: list[Path] = ()
+) -> list[list[str]]:
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_bytes(bite._HOOK.read_bytes())
     marker = tmp_path / "marker"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, [hook, tmp_path / "proj", *extra_path])),
-           "CALLPIN_BITE_MARKER": str(marker), "CALLPIN_BITE_WATCH": json.dumps(watch)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(map(str, [hook, tmp_path / "proj", *extra_path])),
+        "CALLPIN_BITE_MARKER": str(marker),
+        "CALLPIN_BITE_WATCH": json.dumps(watch),
+    }
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)
     return [line.split("\t") for line in marker.read_text().splitlines()] if marker.exists() else []
 
@@ -408,7 +497,9 @@ def test_the_hook_notes_the_real_file_and_module_of_a_watched_name(tmp_path: Pat
 def test_the_hook_runs_the_sitecustomize_it_shadows(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     (tmp_path / "site").mkdir()
-    (tmp_path / "site" / "sitecustomize.py").write_text("import builtins\nbuiltins.CHAINED = True\n")
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        "import builtins\nbuiltins.CHAINED = True\n"
+    )
     run_hooked(tmp_path, "import builtins; assert builtins.CHAINED", [], [tmp_path / "site"])
 
 
@@ -441,14 +532,24 @@ def test_show_prints_one_mutants_diff(tmp_path: Path, monkeypatch: pytest.Monkey
     assert outcome.output == swap.diff()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--show", "swap-00000000", "--label", "billing.charge_card"], "no mutant 'swap-00000000'"),
-    (["--operators", "swap,shuffle", "--label", "billing.charge_card", "--show", "x"], "unknown operator"),
-    ([], "no baselines folder baselines"),
-    (["--label", "billing.nothing"], "no call sites"),
-])
-def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            args: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--show", "swap-00000000", "--label", "billing.charge_card"],
+            "no mutant 'swap-00000000'",
+        ),
+        (
+            ["--operators", "swap,shuffle", "--label", "billing.charge_card", "--show", "x"],
+            "unknown operator",
+        ),
+        ([], "no baselines folder baselines"),
+        (["--label", "billing.nothing"], "no call sites"),
+    ],
+)
+def test_cli_errors_are_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
     (tmp_path / "renewals.py").write_text(RENEW)
     monkeypatch.chdir(tmp_path)
     outcome = CliRunner().invoke(main, ["bite", "renewals.py", *args])
@@ -457,7 +558,9 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.
     assert outcome.output.startswith("callpin bite: ") and message in outcome.output
 
 
-def test_a_bite_error_prints_the_commands_output_before_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bite_error_prints_the_commands_output_before_the_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def failing(*args: object, **kwargs: object) -> bite.Report:
         raise BiteError("the unmutated test command failed", output="E   assert 1 == 2")
 

@@ -55,17 +55,34 @@ _RUN_ID = re.compile(r"^(\d+)-[0-9a-f]+$")
 # Variables that point git at one particular index or work tree (set inside git hooks,
 # for instance). Inherited, they would aim bite's own git commands, and the test
 # command's, at the user's index instead of the scratch worktree's.
-_GIT_LOCAL_ENV = frozenset({
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX",
-    "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-})
+_GIT_LOCAL_ENV = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_PREFIX",
+        "GIT_NAMESPACE",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    }
+)
 # Never copied into a temporary copy: caches that would carry stale bytecode, and
 # virtual environments (folders holding a pyvenv.cfg), which are large and location-bound.
-_SKIPPED_DIRS = frozenset({
-    ".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
-    ".tox", ".nox",
-})
+_SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".tox",
+        ".nox",
+    }
+)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -82,7 +99,9 @@ def read_labels(baselines: str | os.PathLike[str]) -> list[str]:
     for path in sorted(folder.rglob("*.cpin")):
         labels.update(event.label for event in load(path) if event.kind == "call")
     if not labels:
-        raise UsageError(f"no call events in the logs under {folder}; name the collaborators with --label")
+        raise UsageError(
+            f"no call events in the logs under {folder}; name the collaborators with --label"
+        )
     return sorted(labels)
 
 
@@ -114,7 +133,11 @@ class _CallMatcher:
                     if alias.name == "*":
                         self._star.append(module)
                     else:
-                        joined = module + alias.name if module.endswith(".") else f"{module}.{alias.name}"
+                        joined = (
+                            module + alias.name
+                            if module.endswith(".")
+                            else f"{module}.{alias.name}"
+                        )
                         self._bound[alias.asname or alias.name] = joined
 
     def _dotted(self, expr: ast.expr) -> str | None:
@@ -133,11 +156,15 @@ class _CallMatcher:
         if isinstance(func, ast.Attribute):
             # An attribute call on anything that is not an imported name
             # (`gateway.charge_card`, `self.billing.charge_card`) matches by the name alone.
-            return next((label for label in self._labels if label.rsplit(".", 1)[-1] == func.attr), None)
+            return next(
+                (label for label in self._labels if label.rsplit(".", 1)[-1] == func.attr), None
+            )
         if isinstance(func, ast.Name):
             for label in self._labels:
                 module, _, name = label.rpartition(".")
-                if name == func.id and any(_compatible(star, module) for star in self._star if module):
+                if name == func.id and any(
+                    _compatible(star, module) for star in self._star if module
+                ):
                     return label
         return None
 
@@ -169,8 +196,10 @@ class Mutant:
         lines = difflib.unified_diff(
             _lines(self.original), _lines(self.text), f"a/{self.path}", f"b/{self.path}"
         )
-        return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+        return "".join(
+            line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        )
 
     def data(self) -> bytes:
         """The mutated file's bytes, in the source file's own encoding."""
@@ -204,7 +233,9 @@ def _calls_in(node: ast.AST) -> list[ast.Call]:
         current = stack.pop()
         if isinstance(current, ast.Call):
             found.append(current)
-        stack.extend(child for child in ast.iter_child_nodes(current) if not isinstance(child, _SCOPES))
+        stack.extend(
+            child for child in ast.iter_child_nodes(current) if not isinstance(child, _SCOPES)
+        )
     return sorted(found, key=lambda call: (call.lineno, call.col_offset))
 
 
@@ -220,7 +251,7 @@ def _statement(node: ast.stmt, lines: list[str], matcher: _CallMatcher) -> _Stat
         return None
     first, last = node.lineno - 1, node.end_lineno - 1
     head = lines[first].encode("utf-8", "surrogatepass")[: node.col_offset]
-    tail = lines[last].encode("utf-8", "surrogatepass")[node.end_col_offset:].strip()
+    tail = lines[last].encode("utf-8", "surrogatepass")[node.end_col_offset :].strip()
     if head.strip() or (tail and not tail.startswith(b"#")):
         return None
     calls = tuple(label for label in map(matcher.label, _calls_in(node)) if label is not None)
@@ -232,7 +263,10 @@ def _statement(node: ast.stmt, lines: list[str], matcher: _CallMatcher) -> _Stat
         return call is not None and matcher.label(call) is not None
 
     return _Statement(
-        node, first, last, calls,
+        node,
+        first,
+        last,
+        calls,
         is_call=isinstance(node, ast.Expr) and is_collaborator(node.value),
         assigns_call=isinstance(node, (ast.Assign, ast.AnnAssign)) and is_collaborator(node.value),
     )
@@ -241,7 +275,11 @@ def _statement(node: ast.stmt, lines: list[str], matcher: _CallMatcher) -> _Stat
 def _blocks(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], bool]]:
     for node in ast.walk(tree):
         for _, value in ast.iter_fields(node):
-            if isinstance(value, list) and value and all(isinstance(item, ast.stmt) for item in value):
+            if (
+                isinstance(value, list)
+                and value
+                and all(isinstance(item, ast.stmt) for item in value)
+            ):
                 yield value, isinstance(node, ast.Module)
 
 
@@ -249,7 +287,7 @@ def _newline(lines: list[str]) -> str:
     for line in lines:
         stripped = line.rstrip("\r\n")
         if stripped != line:
-            return line[len(stripped):]
+            return line[len(stripped) :]
     return "\n"
 
 
@@ -257,13 +295,17 @@ def _mutant_id(operator: str, path: str, spans: Sequence[tuple[int, int]], lines
     digest = hashlib.sha1(f"{path}\0{operator}".encode(), usedforsecurity=False)
     for first, last in spans:
         digest.update(f"\0{first + 1}-{last + 1}\0".encode())
-        digest.update("".join(lines[first:last + 1]).encode("utf-8", "surrogatepass"))
+        digest.update("".join(lines[first : last + 1]).encode("utf-8", "surrogatepass"))
     return f"{operator}-{digest.hexdigest()[:8]}"
 
 
 def make_mutants(
-    text: str, path: str, labels: Sequence[str], operators: Sequence[str] = OPERATORS,
-    *, encoding: str = "utf-8",
+    text: str,
+    path: str,
+    labels: Sequence[str],
+    operators: Sequence[str] = OPERATORS,
+    *,
+    encoding: str = "utf-8",
 ) -> list[Mutant]:
     """Every mutant of one source text, in source order; `path` names it in ids and diffs.
 
@@ -283,7 +325,9 @@ def make_mutants(
 
     made: dict[str, Mutant] = {}
 
-    def emit(operator: str, spans: list[tuple[int, int]], new_lines: list[str], calls: tuple[str, ...]) -> None:
+    def emit(
+        operator: str, spans: list[tuple[int, int]], new_lines: list[str], calls: tuple[str, ...]
+    ) -> None:
         mutated = "".join(new_lines)
         if added and mutated.endswith(added):
             mutated = mutated[: -len(added)]
@@ -294,7 +338,15 @@ def make_mutants(
             return
         mutant_id = _mutant_id(operator, path, spans, lines)
         made[mutant_id] = Mutant(
-            mutant_id, operator, path, spans[0][0] + 1, spans[-1][1] + 1, calls, text, mutated, encoding
+            mutant_id,
+            operator,
+            path,
+            spans[0][0] + 1,
+            spans[-1][1] + 1,
+            calls,
+            text,
+            mutated,
+            encoding,
         )
 
     for block, is_module in _blocks(tree):
@@ -307,14 +359,17 @@ def make_mutants(
                 other = units[index + 1]
                 if other is not None:
                     c, d = other.first, other.last + 1
-                    emit("swap", [(a, b - 1), (c, d - 1)],
-                         lines[:a] + lines[c:d] + lines[b:c] + lines[a:b] + lines[d:],
-                         (unit.calls[0], other.calls[0]))
+                    emit(
+                        "swap",
+                        [(a, b - 1), (c, d - 1)],
+                        lines[:a] + lines[c:d] + lines[b:c] + lines[a:b] + lines[d:],
+                        (unit.calls[0], other.calls[0]),
+                    )
             if "delete" in operators and unit.is_call:
                 filler: list[str] = []
                 if len(block) == 1 and not is_module:
                     indent = lines[a][: len(lines[a]) - len(lines[a].lstrip())]
-                    filler = [f"{indent}pass{_newline(lines[b - 1:b])}"]
+                    filler = [f"{indent}pass{_newline(lines[b - 1 : b])}"]
                 emit("delete", [(a, b - 1)], lines[:a] + filler + lines[b:], unit.calls[:1])
             if "duplicate" in operators and (unit.is_call or unit.assigns_call):
                 emit("duplicate", [(a, b - 1)], lines[:b] + lines[a:b] + lines[b:], unit.calls[:1])
@@ -372,8 +427,14 @@ def _run_git(root: Path, *args: str, check: bool = True) -> subprocess.Completed
     # creating or removing a worktree; bite cleans up itself.
     result = subprocess.run(
         ["git", "--literal-pathspecs", "-c", "core.hooksPath=/dev/null", *args],
-        cwd=root, env=_git_env(), stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, errors="surrogateescape", start_new_session=True, check=False,
+        cwd=root,
+        env=_git_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="surrogateescape",
+        start_new_session=True,
+        check=False,
     )
     if check and result.returncode != 0:
         raise BiteError(f"git {' '.join(args[:2])} failed: {result.stderr.strip()}")
@@ -389,11 +450,17 @@ def _relative(project: Project, path: Path) -> str:
 
 def _walk_python(folder: Path) -> Iterator[Path]:
     for current, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not (Path(current, d) / "pyvenv.cfg").exists())
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in _SKIPPED_DIRS and not (Path(current, d) / "pyvenv.cfg").exists()
+        )
         yield from (Path(current, name) for name in sorted(files) if name.endswith(".py"))
 
 
-def snapshot_sources(project: Project, sources: Sequence[str | os.PathLike[str]]) -> dict[str, bytes | None]:
+def snapshot_sources(
+    project: Project, sources: Sequence[str | os.PathLike[str]]
+) -> dict[str, bytes | None]:
     """The SOURCE files as they are now: relative path to bytes, None for a deleted tracked file.
 
     In git, every file git tracks or would track under SOURCE (so the user's uncommitted
@@ -410,8 +477,16 @@ def snapshot_sources(project: Project, sources: Sequence[str | os.PathLike[str]]
         _relative(project, path)
     names: set[str] = {_relative(project, path) for path in paths if path.is_file()}
     if project.git:
-        listed = _run_git(project.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
-                          "--", *(_relative(project, path) or "." for path in paths))
+        listed = _run_git(
+            project.root,
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            *(_relative(project, path) or "." for path in paths),
+        )
         names.update(name for name in listed.stdout.split("\0") if name)
     else:
         for path in paths:
@@ -425,7 +500,9 @@ def snapshot_sources(project: Project, sources: Sequence[str | os.PathLike[str]]
 
 
 def find_mutants(
-    project: Project, snapshot: dict[str, bytes | None], labels: Sequence[str],
+    project: Project,
+    snapshot: dict[str, bytes | None],
+    labels: Sequence[str],
     operators: Sequence[str] = OPERATORS,
 ) -> list[Mutant]:
     """The mutants of every Python file of the snapshot."""
@@ -442,8 +519,11 @@ def find_mutants(
 
 
 def plan(
-    sources: Sequence[str | os.PathLike[str]], *, baselines: str | os.PathLike[str] = "baselines",
-    labels: Sequence[str] = (), operators: Sequence[str] = OPERATORS,
+    sources: Sequence[str | os.PathLike[str]],
+    *,
+    baselines: str | os.PathLike[str] = "baselines",
+    labels: Sequence[str] = (),
+    operators: Sequence[str] = OPERATORS,
 ) -> tuple[Project, dict[str, bytes | None], list[Mutant]]:
     """The project, the SOURCE snapshot and the mutants bite would run, from the current folder."""
     project = Project.locate()
@@ -453,8 +533,11 @@ def plan(
 
 
 def show(
-    sources: Sequence[str | os.PathLike[str]], mutant_id: str, *,
-    baselines: str | os.PathLike[str] = "baselines", labels: Sequence[str] = (),
+    sources: Sequence[str | os.PathLike[str]],
+    mutant_id: str,
+    *,
+    baselines: str | os.PathLike[str] = "baselines",
+    labels: Sequence[str] = (),
     operators: Sequence[str] = OPERATORS,
 ) -> Mutant:
     """The mutant with this id, made again from the current sources."""
@@ -462,7 +545,9 @@ def show(
     for mutant in mutants:
         if mutant.id == mutant_id:
             return mutant
-    raise UsageError(f"no mutant {mutant_id!r} in these sources (ids change when the mutated lines do)")
+    raise UsageError(
+        f"no mutant {mutant_id!r} in these sources (ids change when the mutated lines do)"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -522,7 +607,9 @@ class _Scratch:
         self._processes: set[subprocess.Popen[bytes]] = set()
         temp = Path(tempfile.gettempdir()).resolve()
         if temp == project.root or project.root in temp.parents:
-            raise UsageError(f"the temporary folder {temp} is inside the project; set TMPDIR elsewhere")
+            raise UsageError(
+                f"the temporary folder {temp} is inside the project; set TMPDIR elsewhere"
+            )
         self._prune(temp)
         self.folder = temp / f"{_FOLDER_PREFIX}{self.run_id}"
         self.folder.mkdir()
@@ -539,13 +626,13 @@ class _Scratch:
             for run_id in sorted(run for run in stale if _stale(run)):
                 self._sweep(run_id)
         for leftover in temp.glob(f"{_FOLDER_PREFIX}*"):
-            if _stale(leftover.name[len(_FOLDER_PREFIX):]):
+            if _stale(leftover.name[len(_FOLDER_PREFIX) :]):
                 shutil.rmtree(leftover, ignore_errors=True)
 
     def _scratch_branches(self, run_id: str) -> list[str]:
         prefix = f"refs/heads/{BRANCH_PREFIX}/{run_id + '/' if run_id else ''}"
         listed = _run_git(self.project.root, "for-each-ref", "--format=%(refname)", prefix)
-        return [ref[len("refs/heads/"):] for ref in listed.stdout.splitlines() if ref]
+        return [ref[len("refs/heads/") :] for ref in listed.stdout.splitlines() if ref]
 
     def _sweep(self, run_id: str) -> None:
         branches = set(self._scratch_branches(run_id))
@@ -558,12 +645,30 @@ class _Scratch:
             _run_git(self.project.root, "branch", "-D", "--", *sorted(branches), check=False)
 
     def _forget_worktree(self, path: Path) -> None:
-        if _run_git(self.project.root, "worktree", "remove", "--force", "--force", str(path),
-                    check=False).returncode != 0:
+        if (
+            _run_git(
+                self.project.root,
+                "worktree",
+                "remove",
+                "--force",
+                "--force",
+                str(path),
+                check=False,
+            ).returncode
+            != 0
+        ):
             # A worktree git will not remove (a submodule inside, say): delete the files,
             # then let git forget the now missing worktree.
             shutil.rmtree(path, ignore_errors=True)
-            _run_git(self.project.root, "worktree", "remove", "--force", "--force", str(path), check=False)
+            _run_git(
+                self.project.root,
+                "worktree",
+                "remove",
+                "--force",
+                "--force",
+                str(path),
+                check=False,
+            )
 
     def close(self) -> None:
         """Stop every child and remove every worktree, branch and file of this run."""
@@ -590,8 +695,17 @@ class _Scratch:
         if self.project.git:
             assert self.project.head is not None
             with self._git_lock:
-                _run_git(self.project.root, "worktree", "add", "--quiet", "--no-track",
-                         "-b", self._branch(name), str(path), self.project.head)
+                _run_git(
+                    self.project.root,
+                    "worktree",
+                    "add",
+                    "--quiet",
+                    "--no-track",
+                    "-b",
+                    self._branch(name),
+                    str(path),
+                    self.project.head,
+                )
         else:
             shutil.copytree(self.project.root, path, symlinks=True, ignore=_skip_in_copy)
         for relative, data in {**self.snapshot, **files}.items():
@@ -617,20 +731,29 @@ class _Scratch:
         env = {key: value for key, value in os.environ.items() if key not in _GIT_LOCAL_ENV}
         roots = dict.fromkeys([str(_import_root(copy, name)) for name in watched] + [str(copy)])
         previous = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = os.pathsep.join([str(self.folder / "hook"), *roots, *([previous] if previous else [])])
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(self.folder / "hook"), *roots, *([previous] if previous else [])]
+        )
         env[_MARKER_ENV] = str(marker)
         env[_WATCH_ENV] = json.dumps(sorted({Path(name).name for name in watched}))
         return env
 
-    def execute(self, name: str, copy: Path, watched: Sequence[str], timeout: float | None) -> _Execution:
+    def execute(
+        self, name: str, copy: Path, watched: Sequence[str], timeout: float | None
+    ) -> _Execution:
         """Run the test command in `copy` and say which copy of each watched file it imported."""
         marker = self.folder / "markers" / name
         log = self.folder / "logs" / name
         started = time.monotonic()
         with open(log, "wb") as output:
             process = subprocess.Popen(
-                self.command, shell=True, cwd=copy, env=self._environment(copy, marker, watched),
-                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
+                self.command,
+                shell=True,
+                cwd=copy,
+                env=self._environment(copy, marker, watched),
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
             with self._lock:
@@ -655,17 +778,31 @@ class _Scratch:
             original = os.path.realpath(self.project.root / relative)
             module = _module_name(copy, relative)
             hit = any(path == expected for path, _ in seen)
-            elsewhere = next((path for path, name in seen
-                              if path != expected and (path == original or name == module)), None)
+            elsewhere = next(
+                (
+                    path
+                    for path, name in seen
+                    if path != expected and (path == original or name == module)
+                ),
+                None,
+            )
             imported[relative] = (hit, elsewhere)
         tail = _read_text(log).splitlines()[-_OUTPUT_TAIL:]
-        return _Execution(None if timed_out else process.returncode, timed_out,
-                          time.monotonic() - started, imported, "\n".join(tail))
+        return _Execution(
+            None if timed_out else process.returncode,
+            timed_out,
+            time.monotonic() - started,
+            imported,
+            "\n".join(tail),
+        )
 
 
 def _skip_in_copy(folder: str, names: list[str]) -> set[str]:
-    return {name for name in names
-            if name in _SKIPPED_DIRS or (Path(folder, name) / "pyvenv.cfg").exists()}
+    return {
+        name
+        for name in names
+        if name in _SKIPPED_DIRS or (Path(folder, name) / "pyvenv.cfg").exists()
+    }
 
 
 def _read_text(path: Path) -> str:
@@ -719,8 +856,9 @@ class _SignalGuard:
         for signum in self._previous:
             signal.signal(signum, self._note)
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         if signal.SIGTERM in self.received:
@@ -768,16 +906,29 @@ class Report:
 
     def lines(self) -> Iterator[str]:
         rows = [("ID", "OPERATOR", "WHERE", "CALLS", "OUTCOME")]
-        rows += [(r.mutant.id, r.mutant.operator, r.mutant.where, " <-> ".join(r.mutant.calls), r.outcome)
-                 for r in self.results]
+        rows += [
+            (
+                r.mutant.id,
+                r.mutant.operator,
+                r.mutant.where,
+                " <-> ".join(r.mutant.calls),
+                r.outcome,
+            )
+            for r in self.results
+        ]
         widths = [max(len(row[column]) for row in rows) for column in range(4)]
         for row in rows:
-            yield "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[4]
+            yield (
+                "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+                + "  "
+                + row[4]
+            )
         for result in self.results:
             if result.outcome == "survived":
+                mutant = result.mutant
                 yield ""
-                yield f"survived {result.mutant.id}: {result.mutant.operator} {' <-> '.join(result.mutant.calls)}"
-                yield from result.mutant.diff().splitlines()
+                yield f"survived {mutant.id}: {mutant.operator} {' <-> '.join(mutant.calls)}"
+                yield from mutant.diff().splitlines()
         for result in self.results:
             if result.outcome == "error":
                 yield ""
@@ -790,9 +941,15 @@ class Report:
             "isolation": self.isolation,
             "mutants": [
                 {
-                    "id": r.mutant.id, "operator": r.mutant.operator, "file": r.mutant.path,
-                    "line": r.mutant.line, "end_line": r.mutant.end_line, "calls": list(r.mutant.calls),
-                    "outcome": r.outcome, "detail": r.detail, "diff": r.mutant.diff(),
+                    "id": r.mutant.id,
+                    "operator": r.mutant.operator,
+                    "file": r.mutant.path,
+                    "line": r.mutant.line,
+                    "end_line": r.mutant.end_line,
+                    "calls": list(r.mutant.calls),
+                    "outcome": r.outcome,
+                    "detail": r.detail,
+                    "diff": r.mutant.diff(),
                 }
                 for r in self.results
             ],
@@ -856,22 +1013,38 @@ def _judge(mutant: Mutant, execution: _Execution) -> Result:
 def _check_baseline(execution: _Execution) -> dict[str, str]:
     """The files the unmutated run did not import from its copy, with the reason."""
     if execution.timed_out:
-        raise BiteError("the unmutated test command timed out in a scratch copy", output=execution.output)
+        raise BiteError(
+            "the unmutated test command timed out in a scratch copy", output=execution.output
+        )
     if execution.returncode != 0:
-        raise BiteError(f"the unmutated test command failed (exit {execution.returncode}) in a scratch "
-                        "copy; bite needs a passing command", output=execution.output)
-    problems = {relative: problem for relative, imported in execution.imported.items()
-                if (problem := _imported_problem(relative, imported)) is not None}
+        raise BiteError(
+            f"the unmutated test command failed (exit {execution.returncode}) in a scratch "
+            "copy; bite needs a passing command",
+            output=execution.output,
+        )
+    problems = {
+        relative: problem
+        for relative, imported in execution.imported.items()
+        if (problem := _imported_problem(relative, imported)) is not None
+    }
     if problems and len(problems) == len(execution.imported):
         first = next(iter(problems.values()))
-        raise BiteError(f"the unmutated run imports no SOURCE file from the scratch copy ({first}); "
-                        "check PYTHONPATH, installed copies and the test command", output=execution.output)
+        raise BiteError(
+            f"the unmutated run imports no SOURCE file from the scratch copy ({first}); "
+            "check PYTHONPATH, installed copies and the test command",
+            output=execution.output,
+        )
     return problems
 
 
 def run(
-    project: Project, snapshot: dict[str, bytes | None], mutants: Sequence[Mutant], *,
-    test: str = DEFAULT_TEST, jobs: int | None = None, timeout: float | None = None,
+    project: Project,
+    snapshot: dict[str, bytes | None],
+    mutants: Sequence[Mutant],
+    *,
+    test: str = DEFAULT_TEST,
+    jobs: int | None = None,
+    timeout: float | None = None,
     progress: IO[str] | None = None,
 ) -> Report:
     """Run the unmutated command, then every mutant, each in its own scratch copy."""
@@ -884,7 +1057,9 @@ def run(
     workers = jobs or len(os.sched_getaffinity(0))
     watched = sorted({mutant.path for mutant in mutants})
 
-    def attempt(name: str, files: dict[str, bytes | None], watch: Sequence[str], limit: float | None) -> _Execution | None:
+    def attempt(
+        name: str, files: dict[str, bytes | None], watch: Sequence[str], limit: float | None
+    ) -> _Execution | None:
         if scratch.cancelled.is_set():
             return None
         copy = scratch.create(name, files)
@@ -895,7 +1070,9 @@ def run(
 
     with _SignalGuard() as guard:
         scratch = _Scratch(project, snapshot, test)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="callpin-bite")
+        pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="callpin-bite"
+        )
         try:
             baseline = pool.submit(attempt, "baseline", {}, watched, timeout).result()
             assert baseline is not None
@@ -909,7 +1086,9 @@ def run(
                     results[mutant.id] = Result(mutant, "error", missed[mutant.path])
                     bar.advance()
                 else:
-                    future = pool.submit(attempt, mutant.id, {mutant.path: mutant.data()}, [mutant.path], limit)
+                    future = pool.submit(
+                        attempt, mutant.id, {mutant.path: mutant.data()}, [mutant.path], limit
+                    )
                     pending[future] = mutant
             for future in concurrent.futures.as_completed(pending):
                 execution = future.result()
@@ -926,9 +1105,14 @@ def run(
 
 
 def bite(
-    sources: Sequence[str | os.PathLike[str]], *, test: str = DEFAULT_TEST,
-    baselines: str | os.PathLike[str] = "baselines", labels: Sequence[str] = (),
-    operators: Sequence[str] = OPERATORS, jobs: int | None = None, timeout: float | None = None,
+    sources: Sequence[str | os.PathLike[str]],
+    *,
+    test: str = DEFAULT_TEST,
+    baselines: str | os.PathLike[str] = "baselines",
+    labels: Sequence[str] = (),
+    operators: Sequence[str] = OPERATORS,
+    jobs: int | None = None,
+    timeout: float | None = None,
     progress: IO[str] | None = None,
 ) -> Report:
     """Mutate the calls to the pinned collaborators in `sources` and run `test` on each mutant.
@@ -936,7 +1120,9 @@ def bite(
     Runs from the current folder: the project is its git repository (scratch worktrees)
     or the folder itself (temporary copies). Raises CallpinError when it cannot run.
     """
-    project, snapshot, mutants = plan(sources, baselines=baselines, labels=labels, operators=operators)
+    project, snapshot, mutants = plan(
+        sources, baselines=baselines, labels=labels, operators=operators
+    )
     return run(project, snapshot, mutants, test=test, jobs=jobs, timeout=timeout, progress=progress)
 
 

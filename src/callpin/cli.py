@@ -19,26 +19,69 @@ def main() -> None:
 
 @main.command("bite")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--test", "test_command", default=DEFAULT_TEST, show_default=True,
-              help="The test command, run through the shell from the repository root.")
-@click.option("--baselines", default="baselines", show_default=True, type=click.Path(),
-              help="Folder whose *.cpin logs name the collaborators (their call labels).")
-@click.option("--label", "labels", multiple=True,
-              help="A collaborator label such as billing.charge_card (instead of the baselines).")
-@click.option("--operators", default=",".join(OPERATORS), show_default=True,
-              help="Comma-separated mutation operators.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Mutants run in parallel  [default: number of CPUs]")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds per mutant; a mutant stopped by it counts as caught  "
-                   "[default: 5 times the unmutated run, at least 10]")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-@click.option("--show", "show_id", default=None, metavar="ID",
-              help="Print one mutant's source diff and run nothing.")
+@click.option(
+    "--test",
+    "test_command",
+    default=DEFAULT_TEST,
+    show_default=True,
+    help="The test command, run through the shell from the repository root.",
+)
+@click.option(
+    "--baselines",
+    default="baselines",
+    show_default=True,
+    type=click.Path(),
+    help="Folder whose *.cpin logs name the collaborators (their call labels).",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A collaborator label such as billing.charge_card (instead of the baselines).",
+)
+@click.option(
+    "--operators",
+    default=",".join(OPERATORS),
+    show_default=True,
+    help="Comma-separated mutation operators.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Mutants run in parallel  [default: number of CPUs]",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds per mutant; a mutant stopped by it counts as caught  "
+    "[default: 5 times the unmutated run, at least 10]",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--show",
+    "show_id",
+    default=None,
+    metavar="ID",
+    help="Print one mutant's source diff and run nothing.",
+)
 def bite_command(
-    sources: tuple[str, ...], test_command: str, baselines: str, labels: tuple[str, ...],
-    operators: str, jobs: int | None, timeout: float | None, output_format: str, show_id: str | None,
+    sources: tuple[str, ...],
+    test_command: str,
+    baselines: str,
+    labels: tuple[str, ...],
+    operators: str,
+    jobs: int | None,
+    timeout: float | None,
+    output_format: str,
+    show_id: str | None,
 ) -> None:
     """Prove the harness can fail: mutate the calls to the pinned collaborators in SOURCE
     (swap, delete, duplicate) and check that the test command catches every mutant.
@@ -51,12 +94,21 @@ def bite_command(
     chosen = tuple(name.strip() for name in operators.split(",") if name.strip())
     try:
         if show_id is not None:
-            mutant = bite_module.show(sources, show_id, baselines=baselines, labels=labels,
-                                      operators=chosen)
+            mutant = bite_module.show(
+                sources, show_id, baselines=baselines, labels=labels, operators=chosen
+            )
             click.echo(mutant.diff(), nl=False)
             return
-        report = bite_module.bite(sources, test=test_command, baselines=baselines, labels=labels,
-                                  operators=chosen, jobs=jobs, timeout=timeout, progress=sys.stderr)
+        report = bite_module.bite(
+            sources,
+            test=test_command,
+            baselines=baselines,
+            labels=labels,
+            operators=chosen,
+            jobs=jobs,
+            timeout=timeout,
+            progress=sys.stderr,
+        )
     except KeyboardInterrupt:
         click.echo("callpin bite: interrupted; scratch copies removed", err=True)
         sys.exit(130)

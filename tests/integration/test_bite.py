@@ -22,7 +22,7 @@ from callpin.logfile import KIND_CODES, write_log
 PYTHON = sys.executable
 LABELS = ("billing.charge_card", "billing.send_receipt")
 
-BILLING = '''\
+BILLING = """\
 def charge_card(card, amount):
     return {"ok": True}
 
@@ -33,9 +33,9 @@ def send_receipt(email, amount):
 
 def notify(email):
     return None
-'''
+"""
 
-RENEWALS = '''\
+RENEWALS = """\
 import billing
 
 
@@ -45,12 +45,12 @@ def renew(case):
     billing.charge_card(case["card"], case["amount"])
     billing.send_receipt(case["email"], case["amount"])
     return "renewed"
-'''
+"""
 
 CASE = '{"active": True, "card": "card_A", "amount": 1500, "email": "a@example.com"}'
 
 # The project's own pinned test: a hand-written spy on the billing module pins the calls.
-PINNED_TEST = f'''\
+PINNED_TEST = f"""\
 import billing
 import renewals
 
@@ -61,23 +61,23 @@ def test_renew_pins_billing(monkeypatch):
     monkeypatch.setattr(billing, "send_receipt", lambda *args: calls.append(("send_receipt", args)))
     assert renewals.renew({CASE}) == "renewed"
     assert calls == [("charge_card", ("card_A", 1500)), ("send_receipt", ("a@example.com", 1500))]
-'''
+"""
 
 # The same test spying the wrong target: the calls go unchecked.
-UNPINNED_TEST = f'''\
+UNPINNED_TEST = f"""\
 import renewals
 
 
 def test_renew_returns_renewed():
     assert renewals.renew({CASE}) == "renewed"
-'''
+"""
 
 PYTEST = f"{PYTHON} -m pytest -x -q -p no:cacheprovider tests"
 
 
 def checker(expected: list[str], when_wrong: str = "raise SystemExit(1)") -> str:
     """A test command as a plain script: spy on billing, run renew, judge the calls."""
-    return f'''\
+    return f"""\
 import os, sys, time
 import billing
 calls = []
@@ -87,7 +87,7 @@ import renewals
 renewals.renew({CASE})
 if calls != {expected!r}:
 {textwrap.indent(when_wrong, "    ")}
-'''
+"""
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -101,7 +101,11 @@ def child_env(**extra: str) -> dict[str, str]:
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=callpin", "-c", "user.email=callpin@example.invalid", *args],
-        cwd=repo, check=True, capture_output=True, text=True, env={**child_env(), "GIT_OPTIONAL_LOCKS": "0"},
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**child_env(), "GIT_OPTIONAL_LOCKS": "0"},
     ).stdout
 
 
@@ -119,11 +123,23 @@ def make_project(root: Path, files: dict[str, str], *, use_git: bool = True) -> 
 
 def write_baseline(root: Path) -> None:
     encoder = Encoder()
-    frames = [encoder.encode_event(KIND_CODES["call"], "billing.charge_card", ("card_A", 1500), {}, None, None, 1, 0),
-              encoder.encode_event(KIND_CODES["return"], "billing.charge_card", (), {}, None, None, 1, 0),
-              encoder.encode_event(KIND_CODES["call"], "billing.send_receipt", ("a@example.com", 1500), {},
-                                   None, None, 1, 0),
-              encoder.encode_event(KIND_CODES["mark"], "returned", (), {}, "renewed", None, 1, 0)]
+    frames = [
+        encoder.encode_event(
+            KIND_CODES["call"], "billing.charge_card", ("card_A", 1500), {}, None, None, 1, 0
+        ),
+        encoder.encode_event(KIND_CODES["return"], "billing.charge_card", (), {}, None, None, 1, 0),
+        encoder.encode_event(
+            KIND_CODES["call"],
+            "billing.send_receipt",
+            ("a@example.com", 1500),
+            {},
+            None,
+            None,
+            1,
+            0,
+        ),
+        encoder.encode_event(KIND_CODES["mark"], "returned", (), {}, "renewed", None, 1, 0),
+    ]
     folder = root / "baselines" / "test_renewals"
     folder.mkdir(parents=True)
     write_log(folder / "test_renew_pins_billing.cpin", frames)
@@ -140,9 +156,17 @@ def renewals_project(root: Path, test: str, *, use_git: bool = True) -> Path:
     return project
 
 
-def bite(project: Path, *args: str, cwd: Path | None = None, **extra_env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "callpin", "bite", *args], cwd=cwd or project,
-                          env=child_env(**extra_env), capture_output=True, text=True, timeout=240)
+def bite(
+    project: Path, *args: str, cwd: Path | None = None, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "callpin", "bite", *args],
+        cwd=cwd or project,
+        env=child_env(**extra_env),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def repository_state(repo: Path) -> dict[str, str]:
@@ -212,7 +236,12 @@ def test_pinned_renewals_catch_every_swap_delete_and_duplicate(tmp_path: Path) -
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert sorted((m["operator"], m["line"]) for m in report["mutants"]) == [
-        ("delete", 7), ("delete", 8), ("duplicate", 7), ("duplicate", 8), ("swap", 7)]
+        ("delete", 7),
+        ("delete", 8),
+        ("duplicate", 7),
+        ("duplicate", 8),
+        ("swap", 7),
+    ]
     assert {m["outcome"] for m in report["mutants"]} == {"caught"}
     assert report["summary"] == {"caught": 5, "timeout": 0, "survived": 0, "error": 0}
 
@@ -222,12 +251,20 @@ def test_a_test_that_spies_the_wrong_target_lets_the_swap_survive(tmp_path: Path
     done = bite(project, "--test", PYTEST, "--jobs", "2", "renewals.py")
     assert done.returncode == 1, done.stdout + done.stderr
     [swap_row] = [line for line in done.stdout.splitlines() if line.startswith("swap-")]
-    assert swap_row.split()[1:] == ["swap", "renewals.py:7", "billing.charge_card", "<->",
-                                    "billing.send_receipt", "survived"]
+    assert swap_row.split()[1:] == [
+        "swap",
+        "renewals.py:7",
+        "billing.charge_card",
+        "<->",
+        "billing.send_receipt",
+        "survived",
+    ]
     swap_id = swap_row.split()[0]
     assert f"survived {swap_id}: swap billing.charge_card <-> billing.send_receipt" in done.stdout
-    assert "+    billing.charge_card(case[\"card\"], case[\"amount\"])" in done.stdout \
-        or "+    billing.send_receipt(case[\"email\"], case[\"amount\"])" in done.stdout
+    assert (
+        '+    billing.charge_card(case["card"], case["amount"])' in done.stdout
+        or '+    billing.send_receipt(case["email"], case["amount"])' in done.stdout
+    )
     assert done.stdout.rstrip().endswith("5 survived, 0 error")
 
     shown = bite(project, "--show", swap_id, "renewals.py")
@@ -240,20 +277,34 @@ def test_a_test_that_spies_the_wrong_target_lets_the_swap_survive(tmp_path: Path
 
 
 def test_normal_and_failed_runs_leave_the_repository_as_it_was(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "repo", {
-        "billing.py": BILLING, "renewals.py": RENEWALS,
-        "check.py": checker(["charge_card", "send_receipt"])})
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "renewals.py": RENEWALS,
+            "check.py": checker(["charge_card", "send_receipt"]),
+        },
+    )
     dirty(project)
     before = repository_state(project)
 
-    done = bite(project, "--test", f"{PYTHON} check.py", "--label", LABELS[0], "--label", LABELS[1],
-                "renewals.py")
+    done = bite(
+        project,
+        "--test",
+        f"{PYTHON} check.py",
+        "--label",
+        LABELS[0],
+        "--label",
+        LABELS[1],
+        "renewals.py",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "5 caught" in done.stdout
     assert repository_state(project) == before
 
-    failed = bite(project, "--test", f"{PYTHON} -c 'raise SystemExit(3)'", "--label", LABELS[0],
-                  "renewals.py")
+    failed = bite(
+        project, "--test", f"{PYTHON} -c 'raise SystemExit(3)'", "--label", LABELS[0], "renewals.py"
+    )
     assert failed.returncode == 2
     assert "the unmutated test command failed (exit 3)" in failed.stderr
     assert "Traceback" not in failed.stderr
@@ -262,10 +313,18 @@ def test_normal_and_failed_runs_leave_the_repository_as_it_was(tmp_path: Path) -
 
 def slow_project(root: Path) -> Path:
     """The renewals, with uncommitted work and a check whose every mutant hangs after saying so."""
-    project = make_project(root, {
-        "billing.py": BILLING, "renewals.py": RENEWALS, "check.py": checker(["charge_card", "send_receipt"]),
-        "slow_check.py": checker(["charge_card", "send_receipt"],
-                                 "print(os.getpid(), file=open(os.environ['STARTED'], 'a')); time.sleep(60)")})
+    project = make_project(
+        root,
+        {
+            "billing.py": BILLING,
+            "renewals.py": RENEWALS,
+            "check.py": checker(["charge_card", "send_receipt"]),
+            "slow_check.py": checker(
+                ["charge_card", "send_receipt"],
+                "print(os.getpid(), file=open(os.environ['STARTED'], 'a')); time.sleep(60)",
+            ),
+        },
+    )
     dirty(project)
     return project
 
@@ -273,19 +332,40 @@ def slow_project(root: Path) -> Path:
 def start_slow_bite(project: Path, started: Path) -> subprocess.Popen[str]:
     """bite over five mutants, one at a time."""
     return subprocess.Popen(
-        [PYTHON, "-m", "callpin", "bite", "--jobs", "1", "--test", f"{PYTHON} slow_check.py",
-         "--label", LABELS[0], "--label", LABELS[1], "renewals.py"],
-        cwd=project, env=child_env(STARTED=str(started)), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [
+            PYTHON,
+            "-m",
+            "callpin",
+            "bite",
+            "--jobs",
+            "1",
+            "--test",
+            f"{PYTHON} slow_check.py",
+            "--label",
+            LABELS[0],
+            "--label",
+            LABELS[1],
+            "renewals.py",
+        ],
+        cwd=project,
+        env=child_env(STARTED=str(started)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
-@pytest.mark.parametrize(("signum", "returncode", "message"), [
-    (signal.SIGINT, 130, "interrupted; scratch copies removed"),
-    (signal.SIGTERM, -signal.SIGTERM, ""),
-], ids=["SIGINT", "SIGTERM"])
-def test_a_run_stopped_halfway_by_a_signal_cleans_up(tmp_path: Path, signum: int, returncode: int,
-                                                     message: str) -> None:
+@pytest.mark.parametrize(
+    ("signum", "returncode", "message"),
+    [
+        (signal.SIGINT, 130, "interrupted; scratch copies removed"),
+        (signal.SIGTERM, -signal.SIGTERM, ""),
+    ],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_run_stopped_halfway_by_a_signal_cleans_up(
+    tmp_path: Path, signum: int, returncode: int, message: str
+) -> None:
     project = slow_project(tmp_path / "repo")
     before = repository_state(project)
     started = tmp_path / "started"
@@ -317,10 +397,22 @@ def test_leftovers_of_a_killed_run_are_removed_by_the_next_run(tmp_path: Path) -
     # A live run's scratch branch (this test's own pid is alive) is not a leftover.
     git(project, "branch", f"callpin-bite/{os.getpid()}-abcdef/live")
 
-    done = bite(project, "--test", f"{PYTHON} check.py", "--label", LABELS[0], "--label", LABELS[1],
-                "--operators", "swap", "renewals.py")
+    done = bite(
+        project,
+        "--test",
+        f"{PYTHON} check.py",
+        "--label",
+        LABELS[0],
+        "--label",
+        LABELS[1],
+        "--operators",
+        "swap",
+        "renewals.py",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert git(project, "branch", "--list", "callpin-bite/*").split() == [f"callpin-bite/{os.getpid()}-abcdef/live"]
+    assert git(project, "branch", "--list", "callpin-bite/*").split() == [
+        f"callpin-bite/{os.getpid()}-abcdef/live"
+    ]
     git(project, "branch", "-D", f"callpin-bite/{os.getpid()}-abcdef/live")
     assert repository_state(project) == before
     assert scratch_folders(process.pid) == []
@@ -335,9 +427,16 @@ def test_a_project_outside_git_runs_in_temporary_copies(tmp_path: Path) -> None:
     before = tree_digest(project)
     done = bite(project, "--test", PYTEST, "--jobs", "2", ".")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.rstrip().endswith("bite: 5 mutants in temporary copies: 5 caught, 0 timeout, 0 survived, 0 error")
+    assert done.stdout.rstrip().endswith(
+        "bite: 5 mutants in temporary copies: 5 caught, 0 timeout, 0 survived, 0 error"
+    )
     assert tree_digest(project) == before
-    assert sorted(path.name for path in project.iterdir()) == ["baselines", "billing.py", "renewals.py", "tests"]
+    assert sorted(path.name for path in project.iterdir()) == [
+        "baselines",
+        "billing.py",
+        "renewals.py",
+        "tests",
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -345,14 +444,36 @@ def test_a_project_outside_git_runs_in_temporary_copies(tmp_path: Path) -> None:
 
 
 def test_two_jobs_run_mutants_in_parallel(tmp_path: Path) -> None:
-    renew_three = RENEWALS.replace('    return "renewed"', '    billing.notify(case["email"])\n    return "renewed"')
-    project = make_project(tmp_path / "repo", {
-        "billing.py": BILLING, "renewals.py": renew_three,
-        "check.py": checker(["charge_card", "send_receipt", "notify"], "time.sleep(1); raise SystemExit(1)")})
+    renew_three = RENEWALS.replace(
+        '    return "renewed"', '    billing.notify(case["email"])\n    return "renewed"'
+    )
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "renewals.py": renew_three,
+            "check.py": checker(
+                ["charge_card", "send_receipt", "notify"], "time.sleep(1); raise SystemExit(1)"
+            ),
+        },
+    )
     started = time.monotonic()
-    done = bite(project, "--jobs", "2", "--operators", "delete,duplicate", "--test", f"{PYTHON} check.py",
-                "--label", "billing.charge_card", "--label", "billing.send_receipt", "--label", "billing.notify",
-                "renewals.py")
+    done = bite(
+        project,
+        "--jobs",
+        "2",
+        "--operators",
+        "delete,duplicate",
+        "--test",
+        f"{PYTHON} check.py",
+        "--label",
+        "billing.charge_card",
+        "--label",
+        "billing.send_receipt",
+        "--label",
+        "billing.notify",
+        "renewals.py",
+    )
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stdout + done.stderr
     assert "bite: 6 mutants in git worktrees: 6 caught" in done.stdout
@@ -361,17 +482,34 @@ def test_two_jobs_run_mutants_in_parallel(tmp_path: Path) -> None:
 
 def test_a_hanging_mutant_is_stopped_by_the_timeout_with_its_whole_group(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    hang = ("if not calls:\n    raise SystemExit(1)\n"
-            "import subprocess\n"
-            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-            "print(os.getpid(), child.pid, file=open(os.environ['PIDS'], 'a'), flush=True)\n"
-            "time.sleep(60)")
-    project = make_project(tmp_path / "repo", {
-        "billing.py": BILLING,
-        "renewals.py": "import billing\n\n\ndef renew(case):\n    billing.charge_card(case['card'], 1)\n",
-        "check.py": checker(["charge_card"], hang)})
-    done = bite(project, "--timeout", "3", "--format", "json", "--test", f"{PYTHON} check.py",
-                "--label", "billing.charge_card", "renewals.py", PIDS=str(pids))
+    hang = (
+        "if not calls:\n    raise SystemExit(1)\n"
+        "import subprocess\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(os.getpid(), child.pid, file=open(os.environ['PIDS'], 'a'), flush=True)\n"
+        "time.sleep(60)"
+    )
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "renewals.py": "import billing\n\n\ndef renew(case):\n    billing.charge_card(1, 2)\n",
+            "check.py": checker(["charge_card"], hang),
+        },
+    )
+    done = bite(
+        project,
+        "--timeout",
+        "3",
+        "--format",
+        "json",
+        "--test",
+        f"{PYTHON} check.py",
+        "--label",
+        "billing.charge_card",
+        "renewals.py",
+        PIDS=str(pids),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     outcomes = {m["operator"]: m["outcome"] for m in json.loads(done.stdout)["mutants"]}
     assert outcomes == {"delete": "caught", "duplicate": "timeout"}
@@ -384,25 +522,57 @@ def test_a_hanging_mutant_is_stopped_by_the_timeout_with_its_whole_group(tmp_pat
 # The command imports the mutated copy
 
 
-def test_uncommitted_and_untracked_source_files_travel_into_the_scratch_copies(tmp_path: Path) -> None:
-    committed = RENEWALS.replace("    billing.send_receipt(case[\"email\"], case[\"amount\"])\n", "")
-    project = make_project(tmp_path / "repo", {
-        "billing.py": BILLING, "app/renewals.py": committed, "app/__init__.py": "",
-        "tests/check.py": checker(["charge_card", "send_receipt", "notify"]).replace(
-            "import renewals", "from app import renewals")})
+def test_uncommitted_and_untracked_source_files_travel_into_the_scratch_copies(
+    tmp_path: Path,
+) -> None:
+    committed = RENEWALS.replace('    billing.send_receipt(case["email"], case["amount"])\n', "")
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "app/renewals.py": committed,
+            "app/__init__.py": "",
+            "tests/check.py": checker(["charge_card", "send_receipt", "notify"]).replace(
+                "import renewals", "from app import renewals"
+            ),
+        },
+    )
     (project / "app" / "renewals.py").write_text(
-        "from app.receipts import send\n" + RENEWALS.replace(
-            "    billing.send_receipt(case[\"email\"], case[\"amount\"])\n",
-            "    billing.send_receipt(case[\"email\"], case[\"amount\"])\n    send(case)\n"))
-    (project / "app" / "receipts.py").write_text("import billing\n\n\ndef send(case):\n    billing.notify(case['email'])\n")
+        "from app.receipts import send\n"
+        + RENEWALS.replace(
+            '    billing.send_receipt(case["email"], case["amount"])\n',
+            '    billing.send_receipt(case["email"], case["amount"])\n    send(case)\n',
+        )
+    )
+    (project / "app" / "receipts.py").write_text(
+        "import billing\n\n\ndef send(case):\n    billing.notify(case['email'])\n"
+    )
     before = repository_state(project)
     # Run from a sub-folder: the test command still runs from the repository root.
-    done = bite(project, "--test", f"{PYTHON} tests/check.py", "--label", "billing.charge_card",
-                "--label", "billing.send_receipt", "--label", "billing.notify", "--operators", "delete",
-                "--format", "json", "../app", cwd=project / "tests")
+    done = bite(
+        project,
+        "--test",
+        f"{PYTHON} tests/check.py",
+        "--label",
+        "billing.charge_card",
+        "--label",
+        "billing.send_receipt",
+        "--label",
+        "billing.notify",
+        "--operators",
+        "delete",
+        "--format",
+        "json",
+        "../app",
+        cwd=project / "tests",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     files = sorted((m["file"], m["outcome"]) for m in json.loads(done.stdout)["mutants"])
-    assert files == [("app/receipts.py", "caught"), ("app/renewals.py", "caught"), ("app/renewals.py", "caught")]
+    assert files == [
+        ("app/receipts.py", "caught"),
+        ("app/renewals.py", "caught"),
+        ("app/renewals.py", "caught"),
+    ]
     assert repository_state(project) == before
 
 
@@ -417,37 +587,89 @@ def test_a_command_that_imports_the_users_files_instead_stops_bite(tmp_path: Pat
     assert f"from {os.path.realpath(project / 'renewals.py')}" in line
 
 
-def test_a_failure_before_the_mutated_file_is_imported_is_an_error_not_a_catch(tmp_path: Path) -> None:
+def test_a_failure_before_the_mutated_file_is_imported_is_an_error_not_a_catch(
+    tmp_path: Path,
+) -> None:
     # The command dies before importing anything whenever renewals.py is not the
     # committed one: exactly what a mis-wired path looks like from outside.
-    guard = f"import hashlib, sys\nif hashlib.sha256(open('renewals.py', 'rb').read()).hexdigest() != " \
-            f"{hashlib.sha256(RENEWALS.encode()).hexdigest()!r}:\n    sys.exit(1)\n"
-    project = make_project(tmp_path / "repo", {
-        "billing.py": BILLING, "renewals.py": RENEWALS,
-        "check.py": guard + checker(["charge_card", "send_receipt"])})
-    done = bite(project, "--test", f"{PYTHON} check.py", "--label", LABELS[0], "--label", LABELS[1],
-                "--format", "json", "renewals.py")
+    guard = (
+        f"import hashlib, sys\nif hashlib.sha256(open('renewals.py', 'rb').read()).hexdigest() != "
+        f"{hashlib.sha256(RENEWALS.encode()).hexdigest()!r}:\n    sys.exit(1)\n"
+    )
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "renewals.py": RENEWALS,
+            "check.py": guard + checker(["charge_card", "send_receipt"]),
+        },
+    )
+    done = bite(
+        project,
+        "--test",
+        f"{PYTHON} check.py",
+        "--label",
+        LABELS[0],
+        "--label",
+        LABELS[1],
+        "--format",
+        "json",
+        "renewals.py",
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     mutants = json.loads(done.stdout)["mutants"]
     assert {m["outcome"] for m in mutants} == {"error"}
-    assert mutants[0]["detail"] == "the test command never imported renewals.py from the scratch copy"
+    assert (
+        mutants[0]["detail"] == "the test command never imported renewals.py from the scratch copy"
+    )
 
 
 def test_mutants_of_a_file_the_unmutated_run_never_imports_are_errors(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "repo", {
-        "billing.py": BILLING, "renewals.py": RENEWALS, "unused.py": "import billing\nbilling.charge_card(1, 2)\n",
-        "check.py": checker(["charge_card", "send_receipt"])})
-    done = bite(project, "--test", f"{PYTHON} check.py", "--label", LABELS[0], "--label", LABELS[1],
-                "--format", "json", "renewals.py", "unused.py")
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "renewals.py": RENEWALS,
+            "unused.py": "import billing\nbilling.charge_card(1, 2)\n",
+            "check.py": checker(["charge_card", "send_receipt"]),
+        },
+    )
+    done = bite(
+        project,
+        "--test",
+        f"{PYTHON} check.py",
+        "--label",
+        LABELS[0],
+        "--label",
+        LABELS[1],
+        "--format",
+        "json",
+        "renewals.py",
+        "unused.py",
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     outcomes = sorted((m["file"], m["outcome"]) for m in json.loads(done.stdout)["mutants"])
     assert outcomes == [("renewals.py", "caught")] * 5 + [("unused.py", "error")] * 2
 
 
 def test_progress_stays_off_stderr_when_it_is_not_a_terminal(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "repo", {
-        "billing.py": BILLING, "renewals.py": RENEWALS, "check.py": checker(["charge_card", "send_receipt"])})
-    done = bite(project, "--test", f"{PYTHON} check.py", "--label", LABELS[0], "--operators", "delete",
-                "renewals.py")
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "renewals.py": RENEWALS,
+            "check.py": checker(["charge_card", "send_receipt"]),
+        },
+    )
+    done = bite(
+        project,
+        "--test",
+        f"{PYTHON} check.py",
+        "--label",
+        LABELS[0],
+        "--operators",
+        "delete",
+        "renewals.py",
+    )
     assert done.returncode == 0
     assert done.stderr == ""
