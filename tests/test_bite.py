@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -568,3 +569,52 @@ def test_a_bite_error_prints_the_commands_output_before_the_line(
     outcome = CliRunner().invoke(main, ["bite", "."])
     assert outcome.exit_code == 2
     assert outcome.output == "E   assert 1 == 2\ncallpin bite: the unmutated test command failed\n"
+
+
+# ---------------------------------------------------------------------------
+# Signals and scratch copies
+
+
+def test_signals_during_cleanup_wait_for_it_and_sigint_is_raised_after() -> None:
+    cleaned = []
+    with pytest.raises(KeyboardInterrupt):
+        with bite._SignalGuard() as guard:
+            guard.hold()
+            signal.raise_signal(signal.SIGINT)
+            cleaned.append(True)
+    assert cleaned == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_sigterm_cleans_up_then_reaches_the_callers_handler() -> None:
+    delivered: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: delivered.append(signum))
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            with bite._SignalGuard():
+                try:
+                    signal.raise_signal(signal.SIGTERM)
+                finally:
+                    delivered.append(0)
+        assert stopped.value.code == 128 + signal.SIGTERM
+        assert delivered == [0, signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_scratch_copy_that_cannot_be_made_is_a_bite_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "project").mkdir()
+    scratch = bite._Scratch(bite.Project(tmp_path / "project", None), {}, "true")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(bite.shutil, "copytree", refuse)
+    try:
+        with pytest.raises(BiteError, match=r"cannot make the scratch copy m-1: .*No space left"):
+            scratch.attempt("m-1", {}, [], None)
+    finally:
+        scratch.close()
+    assert not scratch.folder.exists()

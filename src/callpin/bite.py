@@ -645,30 +645,12 @@ class _Scratch:
             _run_git(self.project.root, "branch", "-D", "--", *sorted(branches), check=False)
 
     def _forget_worktree(self, path: Path) -> None:
-        if (
-            _run_git(
-                self.project.root,
-                "worktree",
-                "remove",
-                "--force",
-                "--force",
-                str(path),
-                check=False,
-            ).returncode
-            != 0
-        ):
+        remove = ("worktree", "remove", "--force", "--force", str(path))
+        if _run_git(self.project.root, *remove, check=False).returncode != 0:
             # A worktree git will not remove (a submodule inside, say): delete the files,
             # then let git forget the now missing worktree.
             shutil.rmtree(path, ignore_errors=True)
-            _run_git(
-                self.project.root,
-                "worktree",
-                "remove",
-                "--force",
-                "--force",
-                str(path),
-                check=False,
-            )
+            _run_git(self.project.root, *remove, check=False)
 
     def close(self) -> None:
         """Stop every child and remove every worktree, branch and file of this run."""
@@ -726,6 +708,25 @@ class _Scratch:
             shutil.rmtree(path, ignore_errors=True)
 
     # -- running ---------------------------------------------------------------------
+
+    def attempt(
+        self,
+        name: str,
+        files: dict[str, bytes | None],
+        watched: Sequence[str],
+        timeout: float | None,
+    ) -> _Execution | None:
+        """Make a copy, run the command in it, remove it; None once the run is cancelled."""
+        if self.cancelled.is_set():
+            return None
+        try:
+            copy = self.create(name, files)
+        except OSError as exc:
+            raise BiteError(f"cannot make the scratch copy {name}: {exc}") from exc
+        try:
+            return self.execute(name, copy, watched, timeout)
+        finally:
+            self.discard(name, copy)
 
     def _environment(self, copy: Path, marker: Path, watched: Sequence[str]) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if key not in _GIT_LOCAL_ENV}
@@ -985,6 +986,12 @@ class _Progress:
 # The run.
 
 
+def _cpu_count() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def default_timeout(baseline_seconds: float) -> float:
     """The per-mutant timeout when none is given, from the unmutated run's duration."""
     return max(_TIMEOUT_FLOOR, _TIMEOUT_FACTOR * baseline_seconds)
@@ -1054,42 +1061,28 @@ def run(
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
     if timeout is not None and timeout <= 0:
         raise UsageError(f"--timeout must be more than 0 seconds, got {timeout}")
-    workers = jobs or len(os.sched_getaffinity(0))
+    workers = jobs or _cpu_count()
     watched = sorted({mutant.path for mutant in mutants})
-
-    def attempt(
-        name: str, files: dict[str, bytes | None], watch: Sequence[str], limit: float | None
-    ) -> _Execution | None:
-        if scratch.cancelled.is_set():
-            return None
-        copy = scratch.create(name, files)
-        try:
-            return scratch.execute(name, copy, watch, limit)
-        finally:
-            scratch.discard(name, copy)
-
+    results: dict[str, Result] = {}
     with _SignalGuard() as guard:
-        scratch = _Scratch(project, snapshot, test)
-        pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix="callpin-bite"
-        )
+        pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="callpin-bite")
+        scratch: _Scratch | None = None
         try:
-            baseline = pool.submit(attempt, "baseline", {}, watched, timeout).result()
+            scratch = _Scratch(project, snapshot, test)
+            baseline = pool.submit(scratch.attempt, "baseline", {}, watched, timeout).result()
             assert baseline is not None
             missed = _check_baseline(baseline)
             limit = timeout if timeout is not None else default_timeout(baseline.seconds)
-            results: dict[str, Result] = {}
             bar = _Progress(progress, len(mutants))
             pending = {}
             for mutant in mutants:
                 if mutant.path in missed:
                     results[mutant.id] = Result(mutant, "error", missed[mutant.path])
                     bar.advance()
-                else:
-                    future = pool.submit(
-                        attempt, mutant.id, {mutant.path: mutant.data()}, [mutant.path], limit
-                    )
-                    pending[future] = mutant
+                    continue
+                files: dict[str, bytes | None] = {mutant.path: mutant.data()}
+                future = pool.submit(scratch.attempt, mutant.id, files, [mutant.path], limit)
+                pending[future] = mutant
             for future in concurrent.futures.as_completed(pending):
                 execution = future.result()
                 assert execution is not None
@@ -1097,9 +1090,11 @@ def run(
                 bar.advance()
         finally:
             guard.hold()
-            scratch.cancel()
+            if scratch is not None:
+                scratch.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
-            scratch.close()
+            if scratch is not None:
+                scratch.close()
     isolation = "git worktrees" if project.git else "temporary copies"
     return Report(tuple(results[mutant.id] for mutant in mutants), isolation)
 
