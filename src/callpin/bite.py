@@ -33,7 +33,7 @@ from types import FrameType, TracebackType
 from typing import IO, Any
 
 from .errors import BiteError, UsageError
-from .logfile import load
+from .logfile import _process_alive, load
 
 OPERATORS = ("swap", "delete", "duplicate")
 OUTCOMES = ("caught", "timeout", "survived", "error")
@@ -554,19 +554,9 @@ def show(
 # Scratch copies, the start-up hook and child processes.
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _stale(run_id: str) -> bool:
     match = _RUN_ID.match(run_id)
-    return match is not None and not _pid_alive(int(match.group(1)))
+    return match is not None and not _process_alive(int(match.group(1)))
 
 
 def _import_root(root: Path, relative: str) -> Path:

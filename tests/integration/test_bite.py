@@ -73,6 +73,8 @@ def test_renew_returns_renewed():
 """
 
 PYTEST = f"{PYTHON} -m pytest -x -q -p no:cacheprovider tests"
+CHECK = ("--test", f"{PYTHON} check.py")
+BOTH_LABELS = ("--label", LABELS[0], "--label", LABELS[1])
 
 
 def checker(expected: list[str], when_wrong: str = "raise SystemExit(1)") -> str:
@@ -290,12 +292,8 @@ def test_normal_and_failed_runs_leave_the_repository_as_it_was(tmp_path: Path) -
 
     done = bite(
         project,
-        "--test",
-        f"{PYTHON} check.py",
-        "--label",
-        LABELS[0],
-        "--label",
-        LABELS[1],
+        *CHECK,
+        *BOTH_LABELS,
         "renewals.py",
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -341,10 +339,7 @@ def start_slow_bite(project: Path, started: Path) -> subprocess.Popen[str]:
             "1",
             "--test",
             f"{PYTHON} slow_check.py",
-            "--label",
-            LABELS[0],
-            "--label",
-            LABELS[1],
+            *BOTH_LABELS,
             "renewals.py",
         ],
         cwd=project,
@@ -399,12 +394,8 @@ def test_leftovers_of_a_killed_run_are_removed_by_the_next_run(tmp_path: Path) -
 
     done = bite(
         project,
-        "--test",
-        f"{PYTHON} check.py",
-        "--label",
-        LABELS[0],
-        "--label",
-        LABELS[1],
+        *CHECK,
+        *BOTH_LABELS,
         "--operators",
         "swap",
         "renewals.py",
@@ -464,8 +455,7 @@ def test_two_jobs_run_mutants_in_parallel(tmp_path: Path) -> None:
         "2",
         "--operators",
         "delete,duplicate",
-        "--test",
-        f"{PYTHON} check.py",
+        *CHECK,
         "--label",
         "billing.charge_card",
         "--label",
@@ -503,8 +493,7 @@ def test_a_hanging_mutant_is_stopped_by_the_timeout_with_its_whole_group(tmp_pat
         "3",
         "--format",
         "json",
-        "--test",
-        f"{PYTHON} check.py",
+        *CHECK,
         "--label",
         "billing.charge_card",
         "renewals.py",
@@ -606,12 +595,8 @@ def test_a_failure_before_the_mutated_file_is_imported_is_an_error_not_a_catch(
     )
     done = bite(
         project,
-        "--test",
-        f"{PYTHON} check.py",
-        "--label",
-        LABELS[0],
-        "--label",
-        LABELS[1],
+        *CHECK,
+        *BOTH_LABELS,
         "--format",
         "json",
         "renewals.py",
@@ -636,12 +621,8 @@ def test_mutants_of_a_file_the_unmutated_run_never_imports_are_errors(tmp_path: 
     )
     done = bite(
         project,
-        "--test",
-        f"{PYTHON} check.py",
-        "--label",
-        LABELS[0],
-        "--label",
-        LABELS[1],
+        *CHECK,
+        *BOTH_LABELS,
         "--format",
         "json",
         "renewals.py",
@@ -663,8 +644,7 @@ def test_progress_stays_off_stderr_when_it_is_not_a_terminal(tmp_path: Path) -> 
     )
     done = bite(
         project,
-        "--test",
-        f"{PYTHON} check.py",
+        *CHECK,
         "--label",
         LABELS[0],
         "--operators",
