@@ -546,6 +546,8 @@ def test_show_prints_one_mutants_diff(tmp_path: Path, monkeypatch: pytest.Monkey
         ),
         ([], "no baselines folder baselines"),
         (["--label", "billing.nothing"], "no call sites"),
+        (["--operators", "swap,shuffle"], "unknown operator 'shuffle'"),
+        (["--operators", ","], "no operator; choose from swap, delete, duplicate"),
     ],
 )
 def test_cli_errors_are_one_line_and_exit_2(

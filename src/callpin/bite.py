@@ -299,6 +299,13 @@ def _mutant_id(operator: str, path: str, spans: Sequence[tuple[int, int]], lines
     return f"{operator}-{digest.hexdigest()[:8]}"
 
 
+def _check_operators(operators: Sequence[str]) -> None:
+    unknown = sorted(set(operators) - set(OPERATORS))
+    if unknown or not operators:
+        what = f"unknown operator {unknown[0]!r}" if unknown else "no operator"
+        raise UsageError(f"{what}; choose from {', '.join(OPERATORS)}")
+
+
 def make_mutants(
     text: str,
     path: str,
@@ -312,9 +319,7 @@ def make_mutants(
     Only the mutated lines change: the rest of the text is kept character for character.
     A mutant that does not parse, or parses to the same tree as the original, is dropped.
     """
-    unknown = sorted(set(operators) - set(OPERATORS))
-    if unknown:
-        raise UsageError(f"unknown operator {unknown[0]!r}; choose from {', '.join(OPERATORS)}")
+    _check_operators(operators)
     tree = ast.parse(text, filename=path)
     original_dump = ast.dump(tree)
     matcher = _CallMatcher(tree, labels)
@@ -526,6 +531,7 @@ def plan(
     operators: Sequence[str] = OPERATORS,
 ) -> tuple[Project, dict[str, bytes | None], list[Mutant]]:
     """The project, the SOURCE snapshot and the mutants bite would run, from the current folder."""
+    _check_operators(operators)
     project = Project.locate()
     snapshot = snapshot_sources(project, sources)
     chosen = list(labels) or read_labels(baselines)

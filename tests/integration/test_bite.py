@@ -327,21 +327,11 @@ def slow_project(root: Path) -> Path:
     return project
 
 
-def start_slow_bite(project: Path, started: Path) -> subprocess.Popen[str]:
+def start_slow_bite(project: Path, started: Path, *options: str) -> subprocess.Popen[str]:
     """bite over five mutants, one at a time."""
+    command = [PYTHON, "-m", "callpin", "bite", "--jobs", "1", "--test", f"{PYTHON} slow_check.py"]
     return subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "callpin",
-            "bite",
-            "--jobs",
-            "1",
-            "--test",
-            f"{PYTHON} slow_check.py",
-            *BOTH_LABELS,
-            "renewals.py",
-        ],
+        [*command, *options, *BOTH_LABELS, "renewals.py"],
         cwd=project,
         env=child_env(STARTED=str(started)),
         stdout=subprocess.PIPE,
@@ -364,8 +354,10 @@ def test_a_run_stopped_halfway_by_a_signal_cleans_up(
     project = slow_project(tmp_path / "repo")
     before = repository_state(project)
     started = tmp_path / "started"
-    process = start_slow_bite(project, started)
-    [hanging] = wait_for_lines(started, 1, process)
+    # Each mutant hangs until the timeout stops it: by the third, two are done and
+    # removed, one is running and two wait.
+    process = start_slow_bite(project, started, "--timeout", "1")
+    hanging = wait_for_lines(started, 3, process)
     assert git(project, "branch", "--list", "callpin-bite/*") != ""
 
     process.send_signal(signum)
@@ -375,7 +367,7 @@ def test_a_run_stopped_halfway_by_a_signal_cleans_up(
     assert "Traceback" not in stderr
     assert repository_state(project) == before
     assert scratch_folders(process.pid) == []
-    assert not pid_alive(int(hanging))
+    assert [pid_alive(int(pid)) for pid in hanging] == [False] * len(hanging)
 
 
 def test_leftovers_of_a_killed_run_are_removed_by_the_next_run(tmp_path: Path) -> None:
