@@ -8,7 +8,8 @@ import sys
 import click
 
 from . import __version__
-from .bite import DEFAULT_TEST, OPERATORS
+from . import bite as bite_module
+from .errors import BiteError, CallpinError
 
 
 @click.group()
@@ -22,7 +23,7 @@ def main() -> None:
 @click.option(
     "--test",
     "test_command",
-    default=DEFAULT_TEST,
+    default=bite_module.DEFAULT_TEST,
     show_default=True,
     help="The test command, run through the shell from the repository root.",
 )
@@ -41,7 +42,7 @@ def main() -> None:
 )
 @click.option(
     "--operators",
-    default=",".join(OPERATORS),
+    default=",".join(bite_module.OPERATORS),
     show_default=True,
     help="Comma-separated mutation operators.",
 )
@@ -88,9 +89,6 @@ def bite_command(
 
     Exit 0 when every mutant is caught, 1 when one survived, 2 when bite could not run.
     """
-    from . import bite as bite_module
-    from .errors import BiteError, CallpinError
-
     chosen = tuple(name.strip() for name in operators.split(",") if name.strip())
     try:
         if show_id is not None:
