@@ -432,3 +432,61 @@ def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str,
             click.echo(line)
     click.echo(report.verdict_line(), err=True)
     return EXIT_DIFFERENT if report.volatile else EXIT_SAME
+
+
+# ---------------------------------------------------------------------------
+# bite
+
+
+@cli.command("bite")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--test", "test_command", default=None,
+              help="The test command, run through the shell from the repository root  "
+                   "[default: python -m pytest -x -q]")
+@click.option("--baselines", default="baselines", show_default=True, type=click.Path(),
+              help="Folder whose *.cpin logs name the collaborators (their call labels).")
+@click.option("--label", "labels", multiple=True,
+              help="A collaborator label such as billing.charge_card (instead of the baselines).")
+@click.option("--operators", default="swap,delete,duplicate", show_default=True,
+              help="Comma-separated mutation operators.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Mutants run in parallel  [default: number of CPUs]")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds per mutant; a mutant stopped by it counts as caught  "
+                   "[default: 5 times the unmutated run, at least 10]")
+@format_option
+@click.option("--show", "show_id", default=None, metavar="ID", help="Print one mutant's source diff and run nothing.")
+def bite_command(
+    sources: tuple[str, ...], test_command: str | None, baselines: str, labels: tuple[str, ...],
+    operators: str, jobs: int | None, timeout: float | None, output: str, show_id: str | None,
+) -> int:
+    """Prove the harness can fail: mutate the calls to the pinned collaborators in SOURCE
+    (swap, delete, duplicate) and check that the test command catches every mutant.
+
+    Exit 0 when every mutant is caught, 1 when one survived, 2 when bite could not run.
+    """
+    from . import bite as bite_module
+    from .errors import BiteError
+
+    chosen = tuple(name.strip() for name in operators.split(",") if name.strip())
+    try:
+        if show_id is not None:
+            mutant = bite_module.show(sources, show_id, baselines=baselines, labels=labels, operators=chosen)
+            click.echo(mutant.diff(), nl=False)
+            return EXIT_SAME
+        report = bite_module.bite(
+            sources, test=test_command or bite_module.DEFAULT_TEST, baselines=baselines, labels=labels,
+            operators=chosen, jobs=jobs, timeout=timeout, progress=sys.stderr,
+        )
+    except KeyboardInterrupt:
+        return _fail("callpin bite: interrupted; scratch copies removed", EXIT_INTERRUPTED)
+    except BiteError as exc:
+        if exc.output:
+            click.echo(exc.output, err=True)
+        raise
+    if output == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    return int(report.exit_code)

@@ -110,3 +110,11 @@ class Drift(CallpinError, AssertionError):
 
 class ModeRefused(UsageError):
     """A writing mode (new, update) asked for where writing baselines is not allowed (CI)."""
+
+
+class BiteError(CallpinError, RuntimeError):
+    """`callpin bite` could not run its mutants (the unmutated command fails, git refuses...)."""
+
+    def __init__(self, message: str, *, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output

@@ -1,0 +1,1 @@
+"""End-to-end tests: the CLI, the pytest plugin and the harness checks on throw-away projects."""
