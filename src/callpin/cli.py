@@ -490,3 +490,21 @@ def bite_command(
         for line in report.lines():
             click.echo(line)
     return int(report.exit_code)
+
+
+# ---------------------------------------------------------------------------
+# demo
+
+
+@cli.command("demo")
+@click.option("--workdir", default=None, type=click.Path(file_okay=False),
+              help="Run in this (empty or new) folder and keep it; default: a temporary folder.")
+@click.option("--keep", is_flag=True, help="Keep the temporary folder and say where it is.")
+def demo_command(workdir: str | None, keep: bool) -> int:
+    """The whole story on the bundled renewals example: record, refactor, diff, bite, probe, report."""
+    from .demo import run_demo
+
+    path = run_demo(workdir, keep=keep, echo=click.echo)
+    if keep or workdir:
+        click.echo(f"kept {path}")
+    return EXIT_SAME

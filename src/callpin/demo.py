@@ -1,0 +1,192 @@
+"""callpin demo: the whole story on the bundled renewals example, in a scratch copy.
+
+A driver: every step runs the real command a user would type (pytest with the
+plugin, `callpin diff`, `callpin bite`, `callpin probe`) in child processes and shows
+its real output. Nothing here re-implements what those commands do.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CallpinError, UsageError
+
+EXAMPLE = ("examples", "renewals")
+BASELINE = "baselines/examples/renewals/test_renewals/test_renew_charges_then_sends_the_receipt.cpin"
+
+SAFE_REFACTOR = (
+    # Pass the billing module as a default argument: the same calls, reached differently.
+    ("from .billing import charge_card, send_receipt\n", "from . import billing as billing_module\n"),
+    (
+        "def renew(case: dict[str, Any]) -> dict[str, Any]:\n",
+        "def renew(case: dict[str, Any], billing: Any = billing_module) -> dict[str, Any]:\n",
+    ),
+    ("    charge = charge_card(", "    charge = billing.charge_card("),
+    ("    send_receipt(case", "    billing.send_receipt(case"),
+)
+UNSAFE_REFACTOR = (
+    # Send the receipt before charging: the same return value, a different contract.
+    (
+        "    charge = charge_card(case[\"card\"], amount, currency, idempotency_key=key)\n"
+        "    send_receipt(case[\"email\"], amount, currency, reference=key, renewed_at=renewed_at)\n",
+        "    send_receipt(case[\"email\"], amount, currency, reference=key, renewed_at=renewed_at)\n"
+        "    charge = charge_card(case[\"card\"], amount, currency, idempotency_key=key)\n",
+    ),
+)
+
+
+class DemoError(CallpinError, RuntimeError):
+    """A demo step did not end the way the story needs (the message says which)."""
+
+
+def example_source() -> Path:
+    """The bundled example folder of a source checkout (where `make demo` runs)."""
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent.joinpath(*EXAMPLE)
+        if (candidate / "renewals.py").is_file():
+            return candidate
+    raise UsageError("callpin demo needs the bundled example (examples/renewals in a source checkout of callpin)")
+
+
+@dataclass
+class Step:
+    """One command run in the demo project, with the output the user sees."""
+
+    shown: str
+    returncode: int
+    output: str
+
+
+class Demo:
+    """Runs the steps in `workdir` and writes what a user would see to `echo`."""
+
+    def __init__(self, workdir: Path, echo: Callable[[str], None]) -> None:
+        self.workdir = workdir
+        self.echo = echo
+        self.output_dir = workdir / "actual"
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _env(self, **extra: str) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("PYTEST_", "CALLPIN_")) and key not in ("CI", "PYTHONHASHSEED")}
+        # The scratch project is the demo's own: writing its baselines is the point, so the
+        # CI refusal of writing modes does not apply to it.
+        env["PYTHONPATH"] = os.pathsep.join([str(self.workdir), *filter(None, [os.environ.get("PYTHONPATH")])])
+        env["NO_COLOR"] = "1"
+        env.update(extra)
+        return env
+
+    def run(self, shown: str, argv: list[str], *, expect: tuple[int, ...] = (0,), **env: str) -> Step:
+        self.echo(f"$ {shown}")
+        done = subprocess.run(argv, cwd=self.workdir, env=self._env(**env), capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, check=False)
+        output = (done.stdout + done.stderr).rstrip("\n")
+        if output:
+            self.echo(output)
+        self.echo(f"(exit {done.returncode})")
+        if done.returncode not in expect:
+            raise DemoError(f"`{shown}` exited {done.returncode}, expected {' or '.join(map(str, expect))}")
+        return Step(shown, done.returncode, output)
+
+    def pytest(self, args: str, *, expect: tuple[int, ...] = (0,), **env: str) -> Step:
+        argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *shlex.split(args)]
+        return self.run(f"pytest {args}".strip(), argv, expect=expect, **env)
+
+    def callpin(self, args: str, *, expect: tuple[int, ...] = (0,)) -> Step:
+        return self.run(f"callpin {args}", [sys.executable, "-m", "callpin", *shlex.split(args)], expect=expect)
+
+    def heading(self, number: int, title: str) -> None:
+        self.echo("")
+        self.echo(f"== {number}. {title}")
+
+    # -- the story ---------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        source = example_source()
+        target = self.workdir.joinpath(*EXAMPLE)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        (self.workdir / EXAMPLE[0] / "__init__.py").write_text("")
+        (self.workdir / "pytest.ini").write_text("[pytest]\ntestpaths = examples\n")
+
+    def edit(self, replacements: tuple[tuple[str, str], ...]) -> None:
+        path = self.workdir.joinpath(*EXAMPLE, "renewals.py")
+        text = path.read_text()
+        for old, new in replacements:
+            if old not in text:
+                raise DemoError(f"the bundled renewals.py has changed; cannot find {old.strip()!r}")
+            text = text.replace(old, new, 1)
+        path.write_text(text)
+
+    def story(self) -> None:
+        self.prepare()
+        original = self.workdir.joinpath(*EXAMPLE, "renewals.py").read_text()
+
+        self.heading(1, "Pin the legacy code: record baselines with the pytest plugin")
+        self.pytest("-q --callpin-mode=new")
+        self.callpin(f"show {BASELINE}")
+        self.callpin('bless --all-changed --reason "characterized before the refactor"')
+
+        self.heading(2, "A safe refactor (billing module passed as a default argument): same calls")
+        self.edit(SAFE_REFACTOR)
+        self.pytest("-q", CALLPIN_OUTPUT_DIR=str(self.output_dir / "safe"))
+        self.callpin(f"diff {BASELINE} actual/safe/{BASELINE}")
+
+        self.heading(3, "An unsafe refactor (receipt sent before the charge): the drift, as moved calls")
+        self.workdir.joinpath(*EXAMPLE, "renewals.py").write_text(original)
+        self.edit(UNSAFE_REFACTOR)
+        failed = self.pytest("-q", expect=(1,), CALLPIN_OUTPUT_DIR=str(self.output_dir / "unsafe"))
+        if "moved" not in failed.output:
+            raise DemoError("the unsafe refactor's failure does not show moved calls")
+        self.callpin(f"diff {BASELINE} actual/unsafe/{BASELINE}", expect=(1,))
+        self.workdir.joinpath(*EXAMPLE, "renewals.py").write_text(original)
+
+        self.heading(4, "Does the harness bite? Mutate every billing call and run the pinned tests")
+        self.callpin("bite examples/renewals/renewals.py --jobs 2 --test 'python -m pytest -x -q -p no:cacheprovider'")
+
+        self.heading(5, "Is the capture deterministic? Re-run it under other timezones, locales, hash seeds, folders")
+        self.callpin("probe --jobs 2 -- python -m pytest -q -p no:cacheprovider")
+
+        self.heading(6, "A report to look at: the unsafe refactor's drift as HTML")
+        self.callpin(f"diff {BASELINE} actual/unsafe/{BASELINE} --format html -o drift.html", expect=(1,))
+        report = self.workdir / "drift.html"
+        if not report.is_file():
+            raise DemoError("the HTML report was not written")
+        self.echo(f"wrote {report} ({report.stat().st_size:,} bytes); open it in a browser")
+
+
+@contextmanager
+def _workdir(given: str | None, keep: bool) -> Iterator[Path]:
+    if given is not None:
+        path = Path(given).resolve()
+        if path.exists() and any(path.iterdir()):
+            raise UsageError(f"--workdir {path} is not empty")
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="callpin-demo-"))
+    try:
+        yield scratch
+    finally:
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_demo(workdir: str | None = None, *, keep: bool = False, echo: Callable[[str], None] = print) -> Path:
+    """Run the six steps; the folder used (removed afterwards unless kept or given)."""
+    with _workdir(workdir, keep) as path:
+        echo(f"callpin demo in {path}")
+        Demo(path, echo).story()
+        echo("")
+        echo("The refactor that kept the calls passed; the one that reordered them failed with both")
+        echo("calls moved; every billing-call mutant was caught; nothing ambient leaked in.")
+        return path
