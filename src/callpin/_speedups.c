@@ -470,14 +470,14 @@ static int write_plain_attr(PyObject *obj, PyObject *name, Buf *out)
 /* The number of `key` under `placeholder` (new reference), as Numbering does it. */
 static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *key, int peek)
 {
-    PyObject *numbering = e->numbering;
+    PyObject *numbering = Py_NewRef(e->numbering);
     PyObject *table = NULL, *counters = NULL, *known, *found, *result = NULL;
 
     if ((PyObject *)Py_TYPE(numbering) != numbering_type)
         goto by_method;
     table = PyObject_GetAttr(numbering, s_table);
     if (table == NULL)
-        return NULL;
+        goto done;
     if (!PyDict_CheckExact(table))
         goto by_method;
     known = PyDict_GetItemWithError(table, placeholder);
@@ -493,6 +493,15 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
         if (found != NULL)
             Py_INCREF(result);
         goto done;
+    }
+    if (known != NULL) {
+        found = PyDict_GetItemWithError(known, key);
+        if (found == NULL && PyErr_Occurred())
+            goto done;
+        if (found != NULL && found != Py_None) {
+            result = Py_NewRef(found);
+            goto done;
+        }
     }
     counters = PyObject_GetAttr(numbering, s_counters);
     if (counters == NULL)
@@ -510,14 +519,7 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
         known = fresh;
         Py_DECREF(fresh);  /* the table holds it */
     }
-    found = PyDict_GetItemWithError(known, key);
-    if (found == NULL && PyErr_Occurred())
-        goto done;
-    if (found != NULL && found != Py_None) {
-        Py_INCREF(found);
-        result = found;
-        goto done;
-    }
+    /* a key not numbered yet: the next number of its placeholder */
     {
         PyObject *count = PyDict_GetItemWithError(counters, placeholder);
         PyObject *one;
@@ -544,6 +546,7 @@ by_method:
 done:
     Py_XDECREF(table);
     Py_XDECREF(counters);
+    Py_DECREF(numbering);
     return result;
 }
 
@@ -659,51 +662,83 @@ static Py_ssize_t address_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t p)
 
 enum { RULE_UUID, RULE_TS, RULE_ADDR };
 
-/* Rule.key, then "<placeholder:number>" appended to dst. */
-static int write_text_placeholder(Encoder *e, int rule, const char *match, Py_ssize_t len, Buf *dst)
+/* str(v) for an int, into dst (room for 20 characters); its length. */
+static size_t format_decimal(char *dst, long long v)
 {
-    char keybuf[64];
-    PyObject *key, *number, *placeholder;
-    const char *name;
-    int r;
-    if (len > (Py_ssize_t)sizeof(keybuf))
-        len = (Py_ssize_t)sizeof(keybuf);  /* unreachable: matches are at most 45 bytes */
-    memcpy(keybuf, match, (size_t)len);
+    char digits[20];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    size_t n = 0, size = 0;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        dst[size++] = '-';
+    while (n > 0)
+        dst[size++] = digits[--n];
+    return size;
+}
+
+/* A str from ASCII bytes. */
+static PyObject *ascii_str(const char *data, Py_ssize_t len)
+{
+    PyObject *text = PyUnicode_New(len, 127);
+    if (text != NULL)
+        memcpy(PyUnicode_DATA(text), data, (size_t)len);
+    return text;
+}
+
+/* Rule.key of a match: the timestamp's date-time separator made 'T', the others lowercased. */
+static PyObject *match_key(int rule, const char *match, Py_ssize_t len)
+{
+    PyObject *key = PyUnicode_New(len, 127);
+    char *data;
+    if (key == NULL)
+        return NULL;
+    data = (char *)PyUnicode_DATA(key);
+    memcpy(data, match, (size_t)len);
     if (rule == RULE_TS) {
-        if (keybuf[10] == ' ')
-            keybuf[10] = 'T';
-        placeholder = s_ts;
-        name = "ts";
+        if (data[10] == ' ')
+            data[10] = 'T';
     } else {
         for (Py_ssize_t i = 0; i < len; i++) {
-            if (keybuf[i] >= 'A' && keybuf[i] <= 'Z')
-                keybuf[i] = (char)(keybuf[i] | 0x20);
+            if (data[i] >= 'A' && data[i] <= 'Z')
+                data[i] = (char)(data[i] | 0x20);
         }
-        placeholder = rule == RULE_UUID ? s_uuid : s_addr;
-        name = rule == RULE_UUID ? "uuid" : "addr";
     }
-    key = PyUnicode_FromStringAndSize(keybuf, len);
+    return key;
+}
+
+/* "<placeholder:number>" of a match, appended to dst. */
+static int write_text_placeholder(Encoder *e, int rule, const char *match, Py_ssize_t len, Buf *dst)
+{
+    static const char *const names[] = {"uuid", "ts", "addr"};
+    PyObject *placeholder = rule == RULE_UUID ? s_uuid : rule == RULE_TS ? s_ts : s_addr;
+    const char *name = names[rule];
+    PyObject *key = match_key(rule, match, len), *number, *formatted;
+    int overflow = 0, r = -1;
+    long long v = 0;
+    Text t;
     if (key == NULL)
         return -1;
     number = numbering_lookup(e, placeholder, key, e->mode == MODE_SHAPE);
     Py_DECREF(key);
     if (number == NULL)
         return -1;
-    if (PyLong_CheckExact(number)) {
+    if (PyLong_CheckExact(number))
+        v = PyLong_AsLongLongAndOverflow(number, &overflow);
+    if (PyLong_CheckExact(number) && !overflow) {
         char text[48];
-        long long v = PyLong_AsLongLong(number);
-        int size;
-        if (v == -1 && PyErr_Occurred()) {
-            Py_DECREF(number);
-            return -1;
-        }
-        size = PyOS_snprintf(text, sizeof(text), "<%s:%lld>", name, v);
-        r = buf_put(dst, text, size);
+        size_t size = strlen(name);
+        text[0] = '<';
+        memcpy(text + 1, name, size);
+        text[size + 1] = ':';
+        size += 2 + format_decimal(text + size + 2, v);
+        text[size++] = '>';
+        r = buf_put(dst, text, (Py_ssize_t)size);
     } else {
-        /* f"<{placeholder}:{number}>" for a number that is not a plain int */
-        PyObject *formatted = PyUnicode_FromFormat("<%s:%S>", name, number);
-        Text t;
-        r = -1;
+        /* f"<{placeholder}:{number}>" for a number that is not a 64-bit int */
+        formatted = PyUnicode_FromFormat("<%s:%S>", name, number);
         if (formatted != NULL && text_view(formatted, &t) == 0) {
             r = buf_put(dst, t.data, t.len);
             Py_XDECREF(t.owner);
@@ -802,9 +837,11 @@ static int write_str_delegated(Encoder *e, PyObject *s, Buf *out, int reprs)
     }
     {
         /* normalize_text(text, rules, numbering, reprs=..., peek=...) */
-        PyObject *args[5] = {exact, e->rules, e->numbering,
+        PyObject *args[5] = {exact, Py_NewRef(e->rules), Py_NewRef(e->numbering),
                              reprs ? Py_True : Py_False, e->mode == MODE_SHAPE ? Py_True : Py_False};
         result = PyObject_Vectorcall(fn, args, 3, kwnames);
+        Py_DECREF(args[1]);
+        Py_DECREF(args[2]);
     }
     Py_DECREF(kwnames);
     Py_DECREF(fn);
@@ -1277,7 +1314,7 @@ static int write_uuid(Encoder *e, PyObject *obj, Buf *out)
         if (fast) {
             char text[36];
             hex16(bytes, text);
-            key = PyUnicode_FromStringAndSize(text, 36);
+            key = ascii_str(text, 36);
         } else {
             key = PyObject_Str(obj);
         }
@@ -1360,7 +1397,7 @@ static PyObject *isoformat(PyObject *obj, int kind)
     } else {
         return PyObject_CallMethodNoArgs(obj, s_isoformat);
     }
-    return PyUnicode_FromStringAndSize(text, n);
+    return ascii_str(text, n);
 }
 
 /* The ext of an ASCII text (isoformat, Decimal): `.encode("ascii")`, with 'e' made 'E'
