@@ -34,10 +34,31 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# AddressSanitizer and UBSan over the C extension: a separate venv with a non-editable
+# install (the sanitized build must not replace the .so that .venv uses), warnings as
+# errors, the system allocator so ASan sees every PyMem buffer, and the codec tests.
+SANITIZE_VENV := .venv-sanitize
+SANITIZE_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -Werror
+SANITIZE_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) PYTHONMALLOC=malloc \
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
+SANITIZE_TESTS := tests/test_speedups.py tests/test_codec_differential.py tests/test_codec.py \
+	tests/test_vectors.py tests/test_normalize.py
+
+sanitize:
+	test -x $(SANITIZE_VENV)/bin/python || $(PYTHON) -m venv $(SANITIZE_VENV)
+	$(SANITIZE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SANITIZE_VENV)/bin/python -m pip install --quiet '.[test]'
+	CALLPIN_BUILD_SPEEDUPS=1 CALLPIN_CFLAGS="$(SANITIZE_CFLAGS)" $(SANITIZE_VENV)/bin/python -m pip install \
+		--quiet --no-cache-dir --force-reinstall --no-deps .
+	rm -rf build
+	nm -D $(SANITIZE_VENV)/lib/python*/site-packages/callpin/_speedups*.so | grep -q __asan_init
+	$(SANITIZE_ENV) $(SANITIZE_VENV)/bin/python -c "import callpin, sys; print('callpin implementation:', callpin.IMPLEMENTATION, callpin.__file__); sys.exit(callpin.IMPLEMENTATION != 'c')"
+	$(SANITIZE_ENV) $(SANITIZE_VENV)/bin/python -m pytest $(XDIST) -q $(PYTEST_ARGS) $(SANITIZE_TESTS)
+
 lint: $(STAMP)
 	$(PY) -m pip install --quiet ruff mypy
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/callpin/*.so
+	rm -rf $(VENV) $(SANITIZE_VENV) build src/*.egg-info src/callpin/*.so

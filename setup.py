@@ -14,6 +14,12 @@ EXTRA_CFLAGS = os.environ.get("CALLPIN_CFLAGS", "").split()
 
 
 class OptionalBuildExt(build_ext):
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        # Objects built with other flags (a sanitizer's) must never be reused.
+        if EXTRA_CFLAGS:
+            self.force = True
+
     def run(self) -> None:
         try:
             super().run()

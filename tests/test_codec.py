@@ -294,3 +294,53 @@ def test_decoding_never_imports_or_constructs_user_types():
     decoded = decode(_ext(13, payload))
     assert decoded == Record("os.system", (("cmd", "echo pwned"),))
     assert "pickle" not in codec.__dict__
+
+
+# ---------------------------------------------------------------------------------------
+# Fields the encoder writes as given: the same strict reading in both implementations.
+
+
+@pytest.mark.parametrize(
+    ("kind", "thread", "error"),
+    [(2**64, 1, OverflowError), (-(2**63) - 1, 1, OverflowError), (0, 1.0, TypeError),
+     ("0", 1, TypeError)],
+)
+def test_event_ints_must_be_ints_of_64_bits(encoder_class, kind, thread, error):
+    with pytest.raises(error):
+        encoder_class().encode_event(kind, "l", [], {}, None, None, thread, 0)
+
+
+def test_event_label_and_error_must_be_str(encoder_class):
+    with pytest.raises(TypeError):
+        encoder_class().encode_event(0, b"label", [], {}, None, None, 1, 0)
+    with pytest.raises(TypeError):
+        encoder_class().encode_event(0, "l", [], {}, None, ("E", 5), 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [(Cycle(2**64), "OverflowError"), (codec.Placeholder("uuid", 1.5), "TypeError"),
+     (EnumValue(1, "RED"), "TypeError"), (Record("r", (("a", 1, 2),)), "ValueError")],
+)
+def test_malformed_inert_values_become_markers(encoder_class, value, reason):
+    decoded = decode(encoder_class(NO_RULES).encode(value))
+    assert decoded == Unencodable(codec.qualified_name(type(value)), reason)
+
+
+def test_inert_values_read_their_items_once_whatever_the_iterable(encoder_class):
+    record = Record("r", (pair for pair in [("a", 1), ("b", 2)]))  # type: ignore[arg-type]
+    assert decode(encoder_class(NO_RULES).encode(record)) == Record("r", (("a", 1), ("b", 2)))
+
+
+def test_a_str_subclass_is_written_as_its_text_never_through_its_methods(encoder_class):
+    class Loud(str):
+        def encode(self, *args: Any, **kwargs: Any) -> bytes:  # type: ignore[override]
+            raise AssertionError("called")
+
+        def __str__(self) -> str:
+            raise AssertionError("called")
+
+    plain = encoder_class().encode(Opaque("t", "at 0x7f3a2c1b4d90"))
+    assert encoder_class().encode(Opaque("t", Loud("at 0x7f3a2c1b4d90"))) == plain
+    named = encoder_class().encode(EnumValue("t", "x"))
+    assert encoder_class().encode(EnumValue(Loud("t"), "x")) == named

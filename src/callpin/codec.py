@@ -338,6 +338,21 @@ def _pack_int(n: int, out: bytearray) -> bool:
     return True
 
 
+def _pack_field_int(n: Any, out: bytearray) -> None:
+    """Append an int field of an event frame or a marker; it must fit the 64-bit forms."""
+    if not isinstance(n, int):
+        raise TypeError(f"expected an int, got {type(n).__name__}")
+    if not _pack_int(n, out):
+        raise OverflowError(f"{n} does not fit in 64 bits")
+
+
+def _exact_str(text: Any) -> str:
+    """`text` as an exact str: a subclass's overrides never change what is written."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a str, got {type(text).__name__}")
+    return str.__str__(text)
+
+
 def _pack_str_header(size: int, out: bytearray) -> None:
     if size < 32:
         out.append(0xA0 | size)
@@ -436,7 +451,7 @@ class Encoder:
     ) -> bytes:
         """One event frame: `[kind, label, args, kwargs, value, error, thread, depth]`."""
         out = bytearray(b"\x98")
-        _pack_int(kind, out)
+        _pack_field_int(kind, out)
         self._str(label, out)
         self._value(list(args), out, 0)
         self._value(kwargs, out, 0)
@@ -447,8 +462,8 @@ class Encoder:
             out.append(0x92)
             self._str(error[0], out)
             self._str(error[1], out, reprs=True)
-        _pack_int(thread, out)
-        _pack_int(depth, out)
+        _pack_field_int(thread, out)
+        _pack_field_int(depth, out)
         return bytes(out)
 
     # -- values ----------------------------------------------------------------------
@@ -524,6 +539,8 @@ class Encoder:
             out += _pack_double(obj)
 
     def _str(self, obj: str, out: bytearray, depth: int = 0, *, reprs: bool = False) -> None:
+        if type(obj) is not str:
+            obj = _exact_str(obj)
         if self.rules and self._mode != _RAW:
             obj = normalize_text(
                 obj, self.rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE
@@ -653,10 +670,12 @@ class Encoder:
     def _inert_placeholder(self, obj: Placeholder, out: bytearray, depth: int) -> None:
         payload = bytearray(b"\x92")
         self._plain_str(obj.name, payload)
-        _pack_int(obj.number, payload)
+        _pack_field_int(obj.number, payload)
         _pack_ext(EXT_PLACEHOLDER, payload, out)
 
     def _plain_str(self, text: str, out: bytearray) -> None:
+        if type(text) is not str:
+            text = _exact_str(text)
         data = text.encode("utf-8", "surrogatepass")
         _pack_str_header(len(data), out)
         out += data
@@ -696,8 +715,9 @@ class Encoder:
         try:
             payload = bytearray(b"\x92")
             self._plain_str(obj.type, payload)
-            _pack_map_header(len(obj.fields), payload)
-            for name, value in obj.fields:
+            fields = tuple(obj.fields)
+            _pack_map_header(len(fields), payload)
+            for name, value in fields:
                 self._plain_str(name, payload)
                 self._value(value, payload, depth + 1)
             _pack_ext(EXT_RECORD, payload, out)
@@ -719,14 +739,15 @@ class Encoder:
     def _exception(self, obj: ExceptionValue, out: bytearray, depth: int) -> None:
         payload = bytearray(b"\x92")
         self._plain_str(obj.type, payload)
-        _pack_array_header(len(obj.args), payload)
-        for arg in obj.args:
+        args = tuple(obj.args)
+        _pack_array_header(len(args), payload)
+        for arg in args:
             self._value(arg, payload, depth + 1)
         _pack_ext(EXT_EXCEPTION, payload, out)
 
     def _cycle_value(self, obj: Cycle, out: bytearray, depth: int) -> None:
         payload = bytearray()
-        _pack_int(obj.up, payload)
+        _pack_field_int(obj.up, payload)
         _pack_ext(EXT_CYCLE, payload, out)
 
     def _opaque(self, obj: Opaque, out: bytearray, depth: int) -> None:
@@ -744,19 +765,21 @@ class Encoder:
     def _instance(self, obj: Instance, out: bytearray, depth: int) -> None:
         payload = bytearray(b"\x92")
         self._plain_str(obj.type, payload)
-        _pack_int(obj.number, payload)
+        _pack_field_int(obj.number, payload)
         _pack_ext(EXT_INSTANCE, payload, out)
 
     def _pairs(self, obj: Pairs, out: bytearray, depth: int) -> None:
-        _pack_map_header(len(obj.items), out)
-        for key, value in obj.items:
+        items = tuple(obj.items)
+        _pack_map_header(len(items), out)
+        for key, value in items:
             self._value(key, out, depth + 1)
             self._value(value, out, depth + 1)
 
     def _set_items(self, obj: SetItems, out: bytearray, depth: int) -> None:
         payload = bytearray()
-        _pack_array_header(len(obj.items), payload)
-        for encoded in self._sorted_elements(list(obj.items), depth + 1):
+        items = list(obj.items)
+        _pack_array_header(len(items), payload)
+        for encoded in self._sorted_elements(items, depth + 1):
             payload += encoded
         _pack_ext(EXT_FROZENSET if obj.frozen else EXT_SET, payload, out)
 

@@ -1,0 +1,2309 @@
+/* The canonical encoder and normalizer of callpin/codec.py, in C; byte-identical to it.
+ *
+ * codec.py is the reference and the specification: every function here mirrors one
+ * method of codec.Encoder (named in its comment), in the same order of side effects
+ * (numbering, callbacks into Python, exceptions), so that both implementations write the
+ * same bytes and leave the same numbering state for every input. Values of types this
+ * file does not know are given to codec.canonical_form, exactly as the Python encoder does.
+ *
+ * The module keeps no mutable state of its own: configure(codec) stores references to
+ * the codec's types and functions once, and everything an encoding changes lives in the
+ * Encoder object (its numbering, the stack of open containers, the mode) or on the C
+ * stack of one call. The GIL is held throughout; callbacks into Python may re-enter the
+ * encoder, so no pointer into encoder-owned memory is kept across a callback.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <datetime.h>
+#include <string.h>
+
+/* Ext codes and canonical constants: docs/FORMAT.md, codec.py. */
+enum {
+    EXT_TUPLE = 1, EXT_SET = 2, EXT_FROZENSET = 3, EXT_BIGINT = 4, EXT_DECIMAL = 5,
+    EXT_UUID = 6, EXT_DATETIME = 7, EXT_DATE = 8, EXT_TIME = 9, EXT_TIMEDELTA = 10,
+    EXT_PATH = 11, EXT_ENUM = 12, EXT_RECORD = 13, EXT_EXCEPTION = 14,
+    EXT_PLACEHOLDER = 15, EXT_CYCLE = 16, EXT_OPAQUE = 17, EXT_SURROGATE_STR = 18,
+    EXT_UNENCODABLE = 19, EXT_INSTANCE = 20, EXT_CUSTOM = 21,
+};
+
+/* codec._NORMAL, _SHAPE, _RAW */
+enum { MODE_NORMAL = 0, MODE_SHAPE = 1, MODE_RAW = 2 };
+
+/* The types the encoder handles itself (codec._HANDLERS); K_UNKNOWN goes to canonical_form. */
+enum {
+    K_UNKNOWN = 0,
+    K_NONE, K_BOOL, K_INT, K_FLOAT, K_STR, K_BYTES,
+    K_UUID, K_DATETIME, K_DATE, K_TIME, K_TIMEDELTA, K_DECIMAL, K_PATH,
+    K_PLACEHOLDER, K_CYCLE, K_OPAQUE, K_UNENCODABLE, K_INSTANCE, K_ENUM,
+    /* The kinds that nest (codec._NESTING): only these count against the depth limit. */
+    K_LIST, K_DICT, K_TUPLE, K_SET, K_FROZENSET, K_RECORD, K_CUSTOM, K_EXCEPTION,
+    K_PAIRS, K_SETITEMS,
+};
+#define K_FIRST_NESTING K_LIST
+
+/* ------------------------------------------------------------------------------------
+ * Configured references: set once by configure(codec), read-only afterwards. */
+
+static PyObject *codec_module;
+static PyObject *too_large;          /* codec._TooLarge */
+static PyObject *default_rules;      /* normalize.DEFAULT_RULES */
+static PyObject *numbering_type;     /* normalize.Numbering */
+static PyObject *builtin_rules;      /* tuple of normalize.UUID, TIMESTAMP, ADDRESS */
+static PyTypeObject *t_uuid, *t_decimal, *t_path;
+static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
+    *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems;
+
+/* Interned attribute and key names: immutable once made at import. */
+static PyObject *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
+    *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
+    *s_counters, *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
+    *s_canonical_form, *s_qualified_name, *s_normalize_text, *s_reprs, *s_bit_length,
+    *s_to_bytes, *s_big, *s_signed, *s_max_depth, *s_max_str, *s_max_items;
+
+/* ------------------------------------------------------------------------------------
+ * A growable byte buffer; it starts in caller-provided (stack) storage. */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+    int heap;
+} Buf;
+
+static void buf_init(Buf *b, char *storage, Py_ssize_t size)
+{
+    b->data = storage;
+    b->len = 0;
+    b->cap = size;
+    b->heap = 0;
+}
+
+static void buf_free(Buf *b)
+{
+    if (b->heap)
+        PyMem_Free(b->data);
+    b->data = NULL;
+    b->heap = 0;
+    b->len = b->cap = 0;
+}
+
+static int buf_grow(Buf *b, Py_ssize_t need)
+{
+    Py_ssize_t want, cap;
+    char *grown;
+    if (need > PY_SSIZE_T_MAX - b->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    want = b->len + need;
+    cap = b->cap > 0 ? b->cap : 64;
+    while (cap < want)
+        cap = cap > PY_SSIZE_T_MAX / 2 ? want : cap * 2;
+    if (b->heap) {
+        grown = PyMem_Realloc(b->data, (size_t)cap);
+    } else {
+        grown = PyMem_Malloc((size_t)cap);
+        if (grown != NULL && b->len > 0)
+            memcpy(grown, b->data, (size_t)b->len);
+    }
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = grown;
+    b->cap = cap;
+    b->heap = 1;
+    return 0;
+}
+
+static inline int buf_reserve(Buf *b, Py_ssize_t need)
+{
+    return need <= b->cap - b->len ? 0 : buf_grow(b, need);
+}
+
+static inline int buf_put(Buf *b, const void *src, Py_ssize_t n)
+{
+    if (buf_reserve(b, n) < 0)
+        return -1;
+    if (n > 0)
+        memcpy(b->data + b->len, src, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static inline int buf_byte(Buf *b, unsigned char c)
+{
+    if (buf_reserve(b, 1) < 0)
+        return -1;
+    b->data[b->len++] = (char)c;
+    return 0;
+}
+
+static inline void be_store(unsigned char *dst, unsigned long long v, int size)
+{
+    for (int i = size - 1; i >= 0; i--) {
+        dst[i] = (unsigned char)(v & 0xFF);
+        v >>= 8;
+    }
+}
+
+static inline int buf_tagged(Buf *b, unsigned char tag, unsigned long long v, int size)
+{
+    unsigned char tmp[9];
+    tmp[0] = tag;
+    be_store(tmp + 1, v, size);
+    return buf_put(b, tmp, size + 1);
+}
+
+/* ------------------------------------------------------------------------------------
+ * msgpack primitives, canonical: codec._pack_int, _pack_*_header, _pack_ext. */
+
+static int pack_uint(Buf *b, unsigned long long n)
+{
+    if (n < 0x80)
+        return buf_byte(b, (unsigned char)n);
+    if (n <= 0xFF)
+        return buf_tagged(b, 0xCC, n, 1);
+    if (n <= 0xFFFF)
+        return buf_tagged(b, 0xCD, n, 2);
+    if (n <= 0xFFFFFFFFULL)
+        return buf_tagged(b, 0xCE, n, 4);
+    return buf_tagged(b, 0xCF, n, 8);
+}
+
+static int pack_sint(Buf *b, long long n)
+{
+    if (n >= 0)
+        return pack_uint(b, (unsigned long long)n);
+    if (n >= -0x20)
+        return buf_byte(b, (unsigned char)(n & 0xFF));
+    if (n >= -0x80)
+        return buf_tagged(b, 0xD0, (unsigned long long)n, 1);
+    if (n >= -0x8000)
+        return buf_tagged(b, 0xD1, (unsigned long long)n, 2);
+    if (n >= -0x80000000LL)
+        return buf_tagged(b, 0xD2, (unsigned long long)n, 4);
+    return buf_tagged(b, 0xD3, (unsigned long long)n, 8);
+}
+
+/* codec._pack_int: 1 written, 0 when it needs the big-int ext, -1 on error. */
+static int pack_int_object(Buf *b, PyObject *n)
+{
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow == 0)
+        return pack_sint(b, v) < 0 ? -1 : 1;
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(n);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear();
+            return 0;
+        }
+        return pack_uint(b, u) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+/* codec._pack_field_int */
+static int pack_field_int(Buf *b, PyObject *n)
+{
+    int r;
+    if (!PyLong_Check(n)) {
+        PyErr_Format(PyExc_TypeError, "expected an int, got %s", Py_TYPE(n)->tp_name);
+        return -1;
+    }
+    r = pack_int_object(b, n);
+    if (r == 0) {
+        PyErr_Format(PyExc_OverflowError, "%R does not fit in 64 bits", n);
+        return -1;
+    }
+    return r < 0 ? -1 : 0;
+}
+
+static int pack_str_header(Buf *b, Py_ssize_t size)
+{
+    if (size < 32)
+        return buf_byte(b, (unsigned char)(0xA0 | size));
+    if (size <= 0xFF)
+        return buf_tagged(b, 0xD9, (unsigned long long)size, 1);
+    if (size <= 0xFFFF)
+        return buf_tagged(b, 0xDA, (unsigned long long)size, 2);
+    return buf_tagged(b, 0xDB, (unsigned long long)size, 4);
+}
+
+static int pack_bin(Buf *b, const char *data, Py_ssize_t size)
+{
+    int r;
+    if (size <= 0xFF)
+        r = buf_tagged(b, 0xC4, (unsigned long long)size, 1);
+    else if (size <= 0xFFFF)
+        r = buf_tagged(b, 0xC5, (unsigned long long)size, 2);
+    else
+        r = buf_tagged(b, 0xC6, (unsigned long long)size, 4);
+    return r < 0 ? -1 : buf_put(b, data, size);
+}
+
+static int pack_array_header(Buf *b, Py_ssize_t size)
+{
+    if (size < 16)
+        return buf_byte(b, (unsigned char)(0x90 | size));
+    if (size <= 0xFFFF)
+        return buf_tagged(b, 0xDC, (unsigned long long)size, 2);
+    return buf_tagged(b, 0xDD, (unsigned long long)size, 4);
+}
+
+static int pack_map_header(Buf *b, Py_ssize_t size)
+{
+    if (size < 16)
+        return buf_byte(b, (unsigned char)(0x80 | size));
+    if (size <= 0xFFFF)
+        return buf_tagged(b, 0xDE, (unsigned long long)size, 2);
+    return buf_tagged(b, 0xDF, (unsigned long long)size, 4);
+}
+
+/* An ext's payload is written in place from `start`; ext_end then inserts the header
+ * (whose size depends on the payload's) in front of it. */
+static int ext_end(Buf *b, Py_ssize_t start, int code)
+{
+    Py_ssize_t size = b->len - start;
+    unsigned char head[6];
+    int n;
+    switch (size) {
+    case 1: head[0] = 0xD4; n = 1; break;
+    case 2: head[0] = 0xD5; n = 1; break;
+    case 4: head[0] = 0xD6; n = 1; break;
+    case 8: head[0] = 0xD7; n = 1; break;
+    case 16: head[0] = 0xD8; n = 1; break;
+    default:
+        if (size <= 0xFF) {
+            head[0] = 0xC7;
+            be_store(head + 1, (unsigned long long)size, 1);
+            n = 2;
+        } else if (size <= 0xFFFF) {
+            head[0] = 0xC8;
+            be_store(head + 1, (unsigned long long)size, 2);
+            n = 3;
+        } else {
+            head[0] = 0xC9;
+            be_store(head + 1, (unsigned long long)size, 4);
+            n = 5;
+        }
+    }
+    head[n++] = (unsigned char)code;
+    if (buf_reserve(b, n) < 0)
+        return -1;
+    memmove(b->data + start + n, b->data + start, (size_t)size);
+    memcpy(b->data + start, head, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The encoder object. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *rules;
+    PyObject *numbering;
+    /* What the rules ask for, read from `rules` whenever it is set. */
+    int any_rules;      /* bool(rules) */
+    int rule_uuid;      /* rules.uuid: UUID objects become placeholders */
+    int rule_ts;        /* rules.timestamp: datetimes become placeholders */
+    int scan_uuid;      /* the C text scan looks for uuids */
+    int scan_ts;        /* ... timestamps */
+    int scan_addr;      /* ... addresses (in reprs) */
+    int delegate;       /* user rules: text goes to normalize.normalize_text */
+    int mode;           /* codec.Encoder._mode */
+    /* codec.Encoder._stack: the containers being encoded (borrowed: each is held by a
+     * C frame of the current encoding for as long as it is on the stack). */
+    PyObject **stack;
+    Py_ssize_t stack_len;
+    Py_ssize_t stack_cap;
+    /* The codec's limits, read when the encoder is made. */
+    Py_ssize_t max_depth;
+    Py_ssize_t max_str;
+    Py_ssize_t max_items;
+    PyObject *depth_reason;  /* "nested deeper than MAX_DEPTH" */
+} Encoder;
+
+static int enc_value(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth);
+
+static int stack_index(Encoder *e, PyObject *obj)
+{
+    for (Py_ssize_t i = 0; i < e->stack_len; i++) {
+        if (e->stack[i] == obj)
+            return (int)i;
+    }
+    return -1;
+}
+
+static int stack_push(Encoder *e, PyObject *obj)
+{
+    if (e->stack_len == e->stack_cap) {
+        Py_ssize_t cap = e->stack_cap ? e->stack_cap * 2 : 16;
+        PyObject **grown = PyMem_Realloc(e->stack, (size_t)cap * sizeof(PyObject *));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        e->stack = grown;
+        e->stack_cap = cap;
+    }
+    e->stack[e->stack_len++] = obj;
+    return 0;
+}
+
+static void stack_pop(Encoder *e)
+{
+    if (e->stack_len > 0)
+        e->stack_len--;
+}
+
+/* codec.Encoder._cycle */
+static int write_cycle(Encoder *e, Py_ssize_t index, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    if (pack_sint(out, (long long)(e->stack_len - index)) < 0)
+        return -1;
+    return ext_end(out, start, EXT_CYCLE);
+}
+
+/* codec.Encoder._enter: 1 pushed, 0 a cycle marker was written instead, -1 error. */
+static int enter(Encoder *e, PyObject *obj, Buf *out)
+{
+    int index = stack_index(e, obj);
+    if (index >= 0)
+        return write_cycle(e, index, out) < 0 ? -1 : 0;
+    return stack_push(e, obj) < 0 ? -1 : 1;
+}
+
+static int too_many_items(Encoder *e, Py_ssize_t n)
+{
+    PyErr_Format(too_large, "%zd items exceed the limit of %zd", n, e->max_items);
+    return -1;
+}
+
+static int check_size(Encoder *e, Py_ssize_t size, const char *what)
+{
+    if (size > e->max_str) {
+        PyErr_Format(too_large, "%s of %zd bytes exceeds the limit of %zd", what, size, e->max_str);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Text: UTF-8 views of str objects. */
+
+typedef struct {
+    const char *data;
+    Py_ssize_t len;
+    PyObject *owner;   /* bytes object holding data, or NULL when data is the str's own */
+    int surrogates;    /* lone surrogates: data is surrogatepass-encoded */
+} Text;
+
+/* The UTF-8 bytes of a str (any subclass: its data, never its overrides). */
+static int text_view(PyObject *s, Text *t)
+{
+    t->owner = NULL;
+    t->surrogates = 0;
+    if (PyUnicode_IS_COMPACT_ASCII(s)) {
+        t->data = (const char *)PyUnicode_DATA(s);
+        t->len = PyUnicode_GET_LENGTH(s);
+        return 0;
+    }
+    t->owner = PyUnicode_AsUTF8String(s);
+    if (t->owner == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            return -1;
+        PyErr_Clear();
+        t->owner = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+        if (t->owner == NULL)
+            return -1;
+        t->surrogates = 1;
+    }
+    t->data = PyBytes_AS_STRING(t->owner);
+    t->len = PyBytes_GET_SIZE(t->owner);
+    return 0;
+}
+
+static int require_str(PyObject *s)
+{
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "expected a str, got %s", Py_TYPE(s)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* codec.Encoder._plain_str: no normalization, no size limit, surrogates passed through. */
+static int write_plain_str(PyObject *s, Buf *out)
+{
+    Text t;
+    int r;
+    if (require_str(s) < 0 || text_view(s, &t) < 0)
+        return -1;
+    r = pack_str_header(out, t.len) < 0 ? -1 : buf_put(out, t.data, t.len);
+    Py_XDECREF(t.owner);
+    return r;
+}
+
+static int write_plain_attr(PyObject *obj, PyObject *name, Buf *out)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    int r;
+    if (value == NULL)
+        return -1;
+    r = write_plain_str(value, out);
+    Py_DECREF(value);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Numbering: normalize.Numbering.number / .peek on the same object. */
+
+/* The number of `key` under `placeholder` (new reference), as Numbering does it. */
+static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *key, int peek)
+{
+    PyObject *numbering = Py_NewRef(e->numbering);
+    PyObject *table = NULL, *counters = NULL, *known, *found, *result = NULL;
+
+    if ((PyObject *)Py_TYPE(numbering) != numbering_type)
+        goto by_method;
+    table = PyObject_GetAttr(numbering, s_table);
+    if (table == NULL)
+        goto done;
+    if (!PyDict_CheckExact(table))
+        goto by_method;
+    known = PyDict_GetItemWithError(table, placeholder);
+    if (known == NULL && PyErr_Occurred())
+        goto done;
+    if (known != NULL && !PyDict_CheckExact(known))
+        goto by_method;
+    if (peek) {
+        found = known == NULL ? NULL : PyDict_GetItemWithError(known, key);
+        if (found == NULL && PyErr_Occurred())
+            goto done;
+        result = found != NULL ? found : PyLong_FromLong(0);
+        if (found != NULL)
+            Py_INCREF(result);
+        goto done;
+    }
+    if (known != NULL) {
+        found = PyDict_GetItemWithError(known, key);
+        if (found == NULL && PyErr_Occurred())
+            goto done;
+        if (found != NULL && found != Py_None) {
+            result = Py_NewRef(found);
+            goto done;
+        }
+    }
+    counters = PyObject_GetAttr(numbering, s_counters);
+    if (counters == NULL)
+        goto done;
+    if (!PyDict_CheckExact(counters))
+        goto by_method;
+    if (known == NULL) {
+        PyObject *fresh = PyDict_New();
+        if (fresh == NULL)
+            goto done;
+        if (PyDict_SetItem(table, placeholder, fresh) < 0) {
+            Py_DECREF(fresh);
+            goto done;
+        }
+        known = fresh;
+        Py_DECREF(fresh);  /* the table holds it */
+    }
+    /* a key not numbered yet: the next number of its placeholder */
+    {
+        PyObject *count = PyDict_GetItemWithError(counters, placeholder);
+        PyObject *one;
+        if (count == NULL && PyErr_Occurred())
+            goto done;
+        one = PyLong_FromLong(1);
+        if (one == NULL)
+            goto done;
+        if (count == NULL)
+            result = one;
+        else {
+            result = PyNumber_Add(count, one);
+            Py_DECREF(one);
+            if (result == NULL)
+                goto done;
+        }
+        if (PyDict_SetItem(counters, placeholder, result) < 0 || PyDict_SetItem(known, key, result) < 0)
+            Py_CLEAR(result);
+    }
+    goto done;
+
+by_method:
+    result = PyObject_CallMethodObjArgs(numbering, peek ? s_peek : s_number, placeholder, key, NULL);
+done:
+    Py_XDECREF(table);
+    Py_XDECREF(counters);
+    Py_DECREF(numbering);
+    return result;
+}
+
+/* codec.Encoder._placeholder: the placeholder ext of a value normalized whole. */
+static int write_placeholder(Encoder *e, PyObject *placeholder, PyObject *key, Buf *out)
+{
+    PyObject *number = numbering_lookup(e, placeholder, key, e->mode == MODE_SHAPE);
+    Py_ssize_t start = out->len;
+    int r;
+    if (number == NULL)
+        return -1;
+    r = buf_byte(out, 0x92) < 0 || write_plain_str(placeholder, out) < 0
+        || pack_field_int(out, number) < 0 ? -1 : ext_end(out, start, EXT_PLACEHOLDER);
+    Py_DECREF(number);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The built-in text rules (normalize.UUID_PATTERN, TIMESTAMP_PATTERN, ADDRESS_PATTERN).
+ * The patterns are ASCII-only, so they match the same on UTF-8 bytes as on code points:
+ * a non-ASCII character's bytes are all >= 0x80, never a digit or letter. Each function
+ * returns the end of the match that the regular expression finds at `p`, or -1. */
+
+static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static inline int is_hex(unsigned char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static inline int is_alnum(unsigned char c)
+{
+    unsigned char lower = (unsigned char)(c | 0x20);
+    return is_digit(c) || (lower >= 'a' && lower <= 'z');
+}
+
+static inline int all_of(const unsigned char *s, Py_ssize_t from, Py_ssize_t to, int (*pred)(unsigned char))
+{
+    for (Py_ssize_t i = from; i < to; i++) {
+        if (!pred(s[i]))
+            return 0;
+    }
+    return 1;
+}
+
+/* (?<![0-9A-Za-z])X{8}-X{4}-X{4}-X{4}-X{12}(?![0-9A-Za-z]) with X = [0-9A-Fa-f] */
+static Py_ssize_t uuid_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t p)
+{
+    const unsigned char *u = s + p;
+    if (n - p < 36 || (p > 0 && is_alnum(s[p - 1])))
+        return -1;
+    if (u[8] != '-' || u[13] != '-' || u[18] != '-' || u[23] != '-')
+        return -1;
+    if (!all_of(u, 0, 8, is_hex) || !all_of(u, 9, 13, is_hex) || !all_of(u, 14, 18, is_hex)
+        || !all_of(u, 19, 23, is_hex) || !all_of(u, 24, 36, is_hex))
+        return -1;
+    if (p + 36 < n && is_alnum(s[p + 36]))
+        return -1;
+    return p + 36;
+}
+
+/* (?<![0-9])D{4}-D{2}-D{2}[T ]D{2}:D{2}:D{2}(?:[.,]D+)?(?:Z|[+-]D{2}:D{2}|[+-]D{4})?(?![0-9])
+ *
+ * The regex backtracks over the optional parts. The fraction, when present, is always
+ * taken whole (a shorter one leaves a digit next, which nothing after can accept, and
+ * the whole one leaves a non-digit, which the look-ahead accepts). The offset is tried
+ * as Z, then +hh:mm, then +hhmm, each kept only when no digit follows it; failing all
+ * three, the match ends before the offset, where the look-ahead is tried last. */
+static Py_ssize_t timestamp_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t p)
+{
+    const unsigned char *t = s + p;
+    Py_ssize_t q;
+    if (n - p < 19 || (p > 0 && is_digit(s[p - 1])))
+        return -1;
+    if (t[4] != '-' || t[7] != '-' || (t[10] != 'T' && t[10] != ' ') || t[13] != ':' || t[16] != ':')
+        return -1;
+    if (!all_of(t, 0, 4, is_digit) || !all_of(t, 5, 7, is_digit) || !all_of(t, 8, 10, is_digit)
+        || !all_of(t, 11, 13, is_digit) || !all_of(t, 14, 16, is_digit) || !all_of(t, 17, 19, is_digit))
+        return -1;
+    q = p + 19;
+    if (q + 1 < n && (s[q] == '.' || s[q] == ',') && is_digit(s[q + 1])) {
+        q += 2;
+        while (q < n && is_digit(s[q]))
+            q++;
+    }
+    if (q < n && s[q] == 'Z' && !(q + 1 < n && is_digit(s[q + 1])))
+        return q + 1;
+    if (q < n && (s[q] == '+' || s[q] == '-')) {
+        if (n - q >= 6 && is_digit(s[q + 1]) && is_digit(s[q + 2]) && s[q + 3] == ':'
+            && is_digit(s[q + 4]) && is_digit(s[q + 5]) && !(q + 6 < n && is_digit(s[q + 6])))
+            return q + 6;
+        if (n - q >= 5 && all_of(s, q + 1, q + 5, is_digit) && !(q + 5 < n && is_digit(s[q + 5])))
+            return q + 5;
+    }
+    if (q < n && is_digit(s[q]))
+        return -1;
+    return q;
+}
+
+/* (?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z]): the hex run must end within 16
+ * digits at a non-alphanumeric, or no shorter run can end there either. */
+static Py_ssize_t address_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t p)
+{
+    Py_ssize_t q, digits;
+    if (n - p < 8 || s[p] != '0' || s[p + 1] != 'x' || (p > 0 && is_alnum(s[p - 1])))
+        return -1;
+    q = p + 2;
+    while (q < n && q - (p + 2) <= 16 && is_hex(s[q]))
+        q++;
+    digits = q - (p + 2);
+    if (digits < 6 || digits > 16 || (q < n && is_alnum(s[q])))
+        return -1;
+    return q;
+}
+
+enum { RULE_UUID, RULE_TS, RULE_ADDR };
+
+/* str(v) for an int, into dst (room for 20 characters); its length. */
+static size_t format_decimal(char *dst, long long v)
+{
+    char digits[20];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    size_t n = 0, size = 0;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        dst[size++] = '-';
+    while (n > 0)
+        dst[size++] = digits[--n];
+    return size;
+}
+
+/* A str from ASCII bytes. */
+static PyObject *ascii_str(const char *data, Py_ssize_t len)
+{
+    PyObject *text = PyUnicode_New(len, 127);
+    if (text != NULL)
+        memcpy(PyUnicode_DATA(text), data, (size_t)len);
+    return text;
+}
+
+/* Rule.key of a match: the timestamp's date-time separator made 'T', the others lowercased. */
+static PyObject *match_key(int rule, const char *match, Py_ssize_t len)
+{
+    PyObject *key = PyUnicode_New(len, 127);
+    char *data;
+    if (key == NULL)
+        return NULL;
+    data = (char *)PyUnicode_DATA(key);
+    memcpy(data, match, (size_t)len);
+    if (rule == RULE_TS) {
+        if (data[10] == ' ')
+            data[10] = 'T';
+    } else {
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (data[i] >= 'A' && data[i] <= 'Z')
+                data[i] = (char)(data[i] | 0x20);
+        }
+    }
+    return key;
+}
+
+/* "<placeholder:number>" of a match, appended to dst. */
+static int write_text_placeholder(Encoder *e, int rule, const char *match, Py_ssize_t len, Buf *dst)
+{
+    static const char *const names[] = {"uuid", "ts", "addr"};
+    PyObject *placeholder = rule == RULE_UUID ? s_uuid : rule == RULE_TS ? s_ts : s_addr;
+    const char *name = names[rule];
+    PyObject *key = match_key(rule, match, len), *number, *formatted;
+    int overflow = 0, r = -1;
+    long long v = 0;
+    Text t;
+    if (key == NULL)
+        return -1;
+    number = numbering_lookup(e, placeholder, key, e->mode == MODE_SHAPE);
+    Py_DECREF(key);
+    if (number == NULL)
+        return -1;
+    if (PyLong_CheckExact(number))
+        v = PyLong_AsLongLongAndOverflow(number, &overflow);
+    if (PyLong_CheckExact(number) && !overflow) {
+        char text[48];
+        size_t size = strlen(name);
+        text[0] = '<';
+        memcpy(text + 1, name, size);
+        text[size + 1] = ':';
+        size += 2 + format_decimal(text + size + 2, v);
+        text[size++] = '>';
+        r = buf_put(dst, text, (Py_ssize_t)size);
+    } else {
+        /* f"<{placeholder}:{number}>" for a number that is not a 64-bit int */
+        formatted = PyUnicode_FromFormat("<%s:%S>", name, number);
+        if (formatted != NULL && text_view(formatted, &t) == 0) {
+            r = buf_put(dst, t.data, t.len);
+            Py_XDECREF(t.owner);
+        }
+        Py_XDECREF(formatted);
+    }
+    Py_DECREF(number);
+    return r;
+}
+
+/* normalize._scan for the built-in rules: 1 when something was replaced (dst then holds
+ * the whole normalized text), 0 when nothing matched (dst untouched), -1 on error. */
+static int scan_builtin(Encoder *e, const char *text, Py_ssize_t n, int reprs, Buf *dst)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    int want_uuid = e->scan_uuid, want_ts = e->scan_ts, want_addr = reprs && e->scan_addr;
+    Py_ssize_t p = 0, copied = 0;
+    int changed = 0;
+
+    /* Both text rules need a '-', the address rule "0x" (normalize_text's shortcut). */
+    if (!((want_uuid || want_ts) && memchr(text, '-', (size_t)n) != NULL))
+        want_uuid = want_ts = 0;
+    if (want_addr) {
+        const char *x = text;
+        want_addr = 0;
+        while ((x = memchr(x, '0', (size_t)(n - (x - text)))) != NULL && x + 1 < text + n) {
+            if (x[1] == 'x') {
+                want_addr = 1;
+                break;
+            }
+            x++;
+        }
+    }
+    if (!want_uuid && !want_ts && !want_addr)
+        return 0;
+
+    while (p < n) {
+        unsigned char c = s[p];
+        Py_ssize_t end = -1;
+        int rule = RULE_UUID;
+        if (want_uuid && is_hex(c))
+            end = uuid_at(s, n, p);
+        if (end < 0 && want_ts && is_digit(c)) {
+            end = timestamp_at(s, n, p);
+            rule = RULE_TS;
+        }
+        if (end < 0 && want_addr && c == '0') {
+            end = address_at(s, n, p);
+            rule = RULE_ADDR;
+        }
+        if (end < 0) {
+            p++;
+            continue;
+        }
+        if (buf_put(dst, text + copied, p - copied) < 0
+            || write_text_placeholder(e, rule, text + p, end - p, dst) < 0)
+            return -1;
+        changed = 1;
+        copied = p = end;
+    }
+    if (!changed)
+        return 0;
+    return buf_put(dst, text + copied, n - copied) < 0 ? -1 : 1;
+}
+
+static int emit_text(Encoder *e, const char *data, Py_ssize_t len, int surrogates, Buf *out)
+{
+    if (check_size(e, len, "str") < 0)
+        return -1;
+    if (surrogates) {
+        Py_ssize_t start = out->len;
+        if (buf_put(out, data, len) < 0)
+            return -1;
+        return ext_end(out, start, EXT_SURROGATE_STR);
+    }
+    if (pack_str_header(out, len) < 0)
+        return -1;
+    return buf_put(out, data, len);
+}
+
+/* Text given to normalize.normalize_text (rule sets with user rules). */
+static int write_str_delegated(Encoder *e, PyObject *s, Buf *out, int reprs)
+{
+    PyObject *exact, *fn, *result, *kwnames;
+    Text t;
+    int r;
+    exact = PyUnicode_CheckExact(s) ? Py_NewRef(s) : PyUnicode_Substring(s, 0, PyUnicode_GET_LENGTH(s));
+    if (exact == NULL)
+        return -1;
+    fn = PyObject_GetAttr(codec_module, s_normalize_text);
+    kwnames = fn == NULL ? NULL : PyTuple_Pack(2, s_reprs, s_peek);
+    if (kwnames == NULL) {
+        Py_XDECREF(fn);
+        Py_DECREF(exact);
+        return -1;
+    }
+    {
+        /* normalize_text(text, rules, numbering, reprs=..., peek=...) */
+        PyObject *args[5] = {exact, Py_NewRef(e->rules), Py_NewRef(e->numbering),
+                             reprs ? Py_True : Py_False, e->mode == MODE_SHAPE ? Py_True : Py_False};
+        result = PyObject_Vectorcall(fn, args, 3, kwnames);
+        Py_DECREF(args[1]);
+        Py_DECREF(args[2]);
+    }
+    Py_DECREF(kwnames);
+    Py_DECREF(fn);
+    Py_DECREF(exact);
+    if (result == NULL)
+        return -1;
+    if (require_str(result) < 0 || text_view(result, &t) < 0) {
+        Py_DECREF(result);
+        return -1;
+    }
+    r = emit_text(e, t.data, t.len, t.surrogates, out);
+    Py_XDECREF(t.owner);
+    Py_DECREF(result);
+    return r;
+}
+
+/* codec.Encoder._str: normalized (unless raw), size-checked, surrogates in their own ext. */
+static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
+{
+    Text t;
+    int r;
+    if (require_str(s) < 0)
+        return -1;
+    if (e->any_rules && e->mode != MODE_RAW && e->delegate)
+        return write_str_delegated(e, s, out, reprs);
+    if (text_view(s, &t) < 0)
+        return -1;
+    if (e->any_rules && e->mode != MODE_RAW) {
+        char storage[256];
+        Buf normalized;
+        buf_init(&normalized, storage, sizeof(storage));
+        r = scan_builtin(e, t.data, t.len, reprs, &normalized);
+        if (r > 0)
+            r = emit_text(e, normalized.data, normalized.len, t.surrogates, out);
+        else if (r == 0)
+            r = emit_text(e, t.data, t.len, t.surrogates, out);
+        buf_free(&normalized);
+    } else {
+        r = emit_text(e, t.data, t.len, t.surrogates, out);
+    }
+    Py_XDECREF(t.owner);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Markers. */
+
+/* codec.Encoder._unencodable */
+static int write_unencodable(Encoder *e, PyTypeObject *cls, PyObject *reason, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    PyObject *fn, *name;
+    int r;
+    fn = PyObject_GetAttr(codec_module, s_qualified_name);
+    if (fn == NULL)
+        return -1;
+    if (buf_byte(out, 0x92) < 0) {
+        Py_DECREF(fn);
+        return -1;
+    }
+    name = PyObject_CallOneArg(fn, (PyObject *)cls);
+    Py_DECREF(fn);
+    if (name == NULL)
+        return -1;
+    r = write_str(e, name, out, 0);
+    Py_DECREF(name);
+    if (r < 0 || write_str(e, reason, out, 0) < 0)
+        return -1;
+    return ext_end(out, start, EXT_UNENCODABLE);
+}
+
+/* The `except Exception` of codec.Encoder._value: drop the partial output and write a
+ * marker naming the exception (or the limit, for codec._TooLarge). */
+static int mark_failure(Encoder *e, PyTypeObject *cls, Buf *out, Py_ssize_t start)
+{
+    PyObject *value, *reason;
+    int r;
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return -1;
+#if PY_VERSION_HEX >= 0x030C0000
+    value = PyErr_GetRaisedException();
+#else
+    {
+        PyObject *type, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+    }
+#endif
+    out->len = start;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_SystemError, "callpin._speedups: an exception without a value");
+        return -1;
+    }
+    r = PyObject_IsInstance(value, too_large);
+    reason = r < 0 ? NULL : r ? PyObject_Str(value) : PyType_GetName(Py_TYPE(value));
+    Py_DECREF(value);
+    if (reason == NULL)
+        return -1;
+    r = write_unencodable(e, cls, reason, out);
+    Py_DECREF(reason);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Values of the native types. */
+
+/* codec.Encoder._int */
+static int write_int(PyObject *obj, Buf *out)
+{
+    PyObject *bits, *size, *data, *kwargs, *args;
+    Py_ssize_t start;
+    int r = pack_int_object(out, obj);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    /* size = (obj.bit_length() + 8) // 8; obj.to_bytes(size, "big", signed=True) */
+    bits = PyObject_CallMethodNoArgs(obj, s_bit_length);
+    if (bits == NULL)
+        return -1;
+    {
+        Py_ssize_t nbits = PyLong_AsSsize_t(bits);
+        Py_DECREF(bits);
+        if (nbits == -1 && PyErr_Occurred())
+            return -1;
+        size = PyLong_FromSsize_t((nbits + 8) / 8);
+    }
+    if (size == NULL)
+        return -1;
+    args = PyTuple_Pack(2, size, s_big);
+    Py_DECREF(size);
+    kwargs = args == NULL ? NULL : PyDict_New();
+    if (kwargs == NULL || PyDict_SetItem(kwargs, s_signed, Py_True) < 0) {
+        Py_XDECREF(args);
+        Py_XDECREF(kwargs);
+        return -1;
+    }
+    {
+        PyObject *method = PyObject_GetAttr(obj, s_to_bytes);
+        data = method == NULL ? NULL : PyObject_Call(method, args, kwargs);
+        Py_XDECREF(method);
+    }
+    Py_DECREF(args);
+    Py_DECREF(kwargs);
+    if (data == NULL)
+        return -1;
+    start = out->len;
+    r = buf_put(out, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data));
+    Py_DECREF(data);
+    return r < 0 ? -1 : ext_end(out, start, EXT_BIGINT);
+}
+
+/* codec.Encoder._float: the canonical NaN, else a big-endian double */
+static int write_float(PyObject *obj, Buf *out)
+{
+    static const unsigned char canonical_nan[9] = {0xCB, 0x7F, 0xF8, 0, 0, 0, 0, 0, 0};
+    double v = PyFloat_AS_DOUBLE(obj);
+    unsigned char packed[9];
+    if (v != v)
+        return buf_put(out, canonical_nan, 9);
+    packed[0] = 0xCB;
+    if (PyFloat_Pack8(v, (char *)packed + 1, 0) < 0)
+        return -1;
+    return buf_put(out, packed, 9);
+}
+
+/* codec.Encoder._bytes */
+static int write_bytes(Encoder *e, PyObject *obj, Buf *out)
+{
+    Py_ssize_t size = PyBytes_GET_SIZE(obj);
+    if (check_size(e, size, "bytes") < 0)
+        return -1;
+    return pack_bin(out, PyBytes_AS_STRING(obj), size);
+}
+
+/* codec.Encoder._list: iterated as a list iterator does, so a list mutated by a
+ * callback is written as the Python encoder writes it. */
+static int write_list(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t n = PyList_GET_SIZE(obj);
+    int r;
+    if (n > e->max_items)
+        return too_many_items(e, n);
+    r = enter(e, obj, out);
+    if (r <= 0)
+        return r;
+    r = pack_array_header(out, n);
+    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(obj); i++) {
+        PyObject *item = PyList_GET_ITEM(obj, i);
+        Py_INCREF(item);
+        r = enc_value(e, item, out, depth + 1);
+        Py_DECREF(item);
+    }
+    stack_pop(e);
+    return r;
+}
+
+/* codec.Encoder._dict: iterated as dict.items() is, including its two RuntimeErrors
+ * when a callback changes the dict. */
+static int write_dict(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(obj), remaining = n, pos = 0;
+    PyObject *key, *item;
+    int r;
+    if (n > e->max_items)
+        return too_many_items(e, n);
+    r = enter(e, obj, out);
+    if (r <= 0)
+        return r;
+    r = pack_map_header(out, n);
+    while (r == 0) {
+        if (PyDict_GET_SIZE(obj) != n) {
+            PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
+            r = -1;
+            break;
+        }
+        if (!PyDict_Next(obj, &pos, &key, &item))
+            break;
+        if (remaining == 0) {
+            PyErr_SetString(PyExc_RuntimeError, "dictionary keys changed during iteration");
+            r = -1;
+            break;
+        }
+        remaining--;
+        Py_INCREF(key);
+        Py_INCREF(item);
+        r = enc_value(e, key, out, depth + 1);
+        if (r == 0)
+            r = enc_value(e, item, out, depth + 1);
+        Py_DECREF(key);
+        Py_DECREF(item);
+    }
+    stack_pop(e);
+    return r;
+}
+
+/* codec.Encoder._tuple */
+static int write_tuple(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(obj), start;
+    int r;
+    if (n > e->max_items)
+        return too_many_items(e, n);
+    r = enter(e, obj, out);
+    if (r <= 0)
+        return r;
+    start = out->len;
+    r = pack_array_header(out, n);
+    for (Py_ssize_t i = 0; r == 0 && i < n; i++)
+        r = enc_value(e, PyTuple_GET_ITEM(obj, i), out, depth + 1);
+    if (r == 0)
+        r = ext_end(out, start, EXT_TUPLE);
+    stack_pop(e);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Set elements: codec.Encoder._sorted_elements and _encode_in_mode. */
+
+typedef struct {
+    const char *data;
+    Py_ssize_t len;
+    Py_ssize_t index;
+} Piece;
+
+/* bytes ordering, ties by index: a stable sort by bytes whatever qsort does */
+static int piece_order(const void *a, const void *b)
+{
+    const Piece *x = a, *y = b;
+    Py_ssize_t common = x->len < y->len ? x->len : y->len;
+    int c = common > 0 ? memcmp(x->data, y->data, (size_t)common) : 0;
+    if (c != 0)
+        return c;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Encode items[order[k]] (or items[k]) for k < count in `mode` into `arena`, one piece
+ * each; a piece's data pointer is set once the arena stops growing. */
+static int encode_pieces(Encoder *e, PyObject *items, const Py_ssize_t *order, Py_ssize_t count,
+                         int mode, Py_ssize_t depth, Buf *arena, Piece *pieces)
+{
+    Py_ssize_t *offsets = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(Py_ssize_t));
+    int saved = e->mode;
+    if (offsets == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t index = order != NULL ? order[k] : k;
+        int r;
+        offsets[k] = arena->len;
+        e->mode = mode;
+        r = enc_value(e, PyList_GET_ITEM(items, index), arena, depth);
+        e->mode = saved;
+        if (r < 0) {
+            PyMem_Free(offsets);
+            return -1;
+        }
+        pieces[k].len = arena->len - offsets[k];
+        pieces[k].index = index;
+    }
+    for (Py_ssize_t k = 0; k < count; k++)
+        pieces[k].data = arena->data + offsets[k];
+    PyMem_Free(offsets);
+    return 0;
+}
+
+static int write_pieces(Piece *pieces, Py_ssize_t count, Buf *out)
+{
+    qsort(pieces, (size_t)count, sizeof(Piece), piece_order);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (buf_put(out, pieces[k].data, pieces[k].len) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Elements ordered by their shape (numbering untouched), ties by their raw bytes, then
+ * numbered in that order and written sorted by their normalized bytes; `items` is a
+ * list private to the caller. */
+static int write_sorted_elements(Encoder *e, PyObject *items, Py_ssize_t depth, Buf *out)
+{
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    Piece *pieces = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Piece));
+    Py_ssize_t *order = NULL;
+    Buf shape, raw, normal;
+    int r = -1;
+    buf_init(&shape, NULL, 0);
+    buf_init(&raw, NULL, 0);
+    buf_init(&normal, NULL, 0);
+    if (pieces == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (!e->any_rules || e->mode != MODE_NORMAL) {
+        if (encode_pieces(e, items, NULL, n, e->mode, depth, &normal, pieces) == 0)
+            r = write_pieces(pieces, n, out);
+        goto done;
+    }
+    order = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Py_ssize_t));
+    if (order == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (encode_pieces(e, items, NULL, n, MODE_SHAPE, depth, &shape, pieces) < 0)
+        goto done;
+    qsort(pieces, (size_t)n, sizeof(Piece), piece_order);
+    for (Py_ssize_t k = 0; k < n; k++)
+        order[k] = pieces[k].index;
+    for (Py_ssize_t run_start = 0; run_start < n;) {
+        Py_ssize_t run_end = run_start + 1, count;
+        while (run_end < n && pieces[run_end].len == pieces[run_start].len
+               && memcmp(pieces[run_end].data, pieces[run_start].data, (size_t)pieces[run_start].len) == 0)
+            run_end++;
+        count = run_end - run_start;
+        if (count > 1) {
+            Piece *run = PyMem_Malloc((size_t)count * sizeof(Piece));
+            if (run == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            raw.len = 0;
+            if (encode_pieces(e, items, order + run_start, count, MODE_RAW, depth, &raw, run) < 0) {
+                PyMem_Free(run);
+                goto done;
+            }
+            /* the run is in index order, so (raw, index) is list.sort's stable order */
+            qsort(run, (size_t)count, sizeof(Piece), piece_order);
+            for (Py_ssize_t k = 0; k < count; k++)
+                order[run_start + k] = run[k].index;
+            PyMem_Free(run);
+        }
+        run_start = run_end;
+    }
+    if (encode_pieces(e, items, order, n, MODE_NORMAL, depth, &normal, pieces) == 0)
+        r = write_pieces(pieces, n, out);
+done:
+    buf_free(&shape);
+    buf_free(&raw);
+    buf_free(&normal);
+    PyMem_Free(order);
+    PyMem_Free(pieces);
+    return r;
+}
+
+/* codec.Encoder._set (set and frozenset) */
+static int write_set(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t n = PySet_GET_SIZE(obj), start;
+    PyObject *items;
+    int r;
+    if (n > e->max_items)
+        return too_many_items(e, n);
+    r = enter(e, obj, out);
+    if (r <= 0)
+        return r;
+    items = PySequence_List(obj);
+    if (items == NULL) {
+        stack_pop(e);
+        return -1;
+    }
+    start = out->len;
+    r = pack_array_header(out, PyList_GET_SIZE(items));
+    if (r == 0)
+        r = write_sorted_elements(e, items, depth + 1, out);
+    if (r == 0)
+        r = ext_end(out, start, Py_IS_TYPE(obj, &PyFrozenSet_Type) ? EXT_FROZENSET : EXT_SET);
+    Py_DECREF(items);
+    stack_pop(e);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The standard library's value types. */
+
+static int hex16(const unsigned char *bytes, char *text)
+{
+    static const char digits[] = "0123456789abcdef";
+    int j = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            text[j++] = '-';
+        text[j++] = digits[bytes[i] >> 4];
+        text[j++] = digits[bytes[i] & 15];
+    }
+    return j;
+}
+
+/* UUID.int as 16 big-endian bytes: 1 done, 0 when it is not a 128-bit unsigned int. */
+static int uuid_int_bytes(PyObject *obj, unsigned char *bytes)
+{
+    PyObject *value = PyObject_GetAttr(obj, s_int);
+    int ok;
+    if (value == NULL)
+        return -1;
+    if (!PyLong_CheckExact(value)) {
+        Py_DECREF(value);
+        return 0;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    {
+        Py_ssize_t need = PyLong_AsNativeBytes(
+            value, bytes, 16,
+            Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER | Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+        ok = need >= 0 && need <= 16;
+        if (need < 0)
+            PyErr_Clear();
+    }
+#else
+    ok = _PyLong_AsByteArray((PyLongObject *)value, bytes, 16, 0, 0) == 0;
+    if (!ok)
+        PyErr_Clear();
+#endif
+    Py_DECREF(value);
+    return ok;
+}
+
+/* codec.Encoder._uuid */
+static int write_uuid(Encoder *e, PyObject *obj, Buf *out)
+{
+    unsigned char bytes[16];
+    int fast = uuid_int_bytes(obj, bytes);
+    if (fast < 0)
+        return -1;
+    if (e->rule_uuid && e->mode != MODE_RAW) {
+        PyObject *key;
+        int r;
+        if (fast) {
+            char text[36];
+            hex16(bytes, text);
+            key = ascii_str(text, 36);
+        } else {
+            key = PyObject_Str(obj);
+        }
+        if (key == NULL)
+            return -1;
+        r = write_placeholder(e, s_uuid, key, out);
+        Py_DECREF(key);
+        return r;
+    }
+    {
+        Py_ssize_t start = out->len;
+        int r;
+        if (fast) {
+            r = buf_put(out, bytes, 16);
+        } else {
+            PyObject *raw = PyObject_GetAttr(obj, s_bytes);
+            if (raw == NULL)
+                return -1;
+            if (!PyBytes_Check(raw)) {
+                PyErr_SetString(PyExc_TypeError, "UUID.bytes is not bytes");
+                Py_DECREF(raw);
+                return -1;
+            }
+            r = buf_put(out, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw));
+            Py_DECREF(raw);
+        }
+        return r < 0 ? -1 : ext_end(out, start, EXT_UUID);
+    }
+}
+
+static int put_digits(char *dst, int value, int width)
+{
+    for (int i = width - 1; i >= 0; i--) {
+        dst[i] = (char)('0' + value % 10);
+        value /= 10;
+    }
+    return width;
+}
+
+static int format_date(char *dst, int year, int month, int day)
+{
+    int n = put_digits(dst, year, 4);
+    dst[n++] = '-';
+    n += put_digits(dst + n, month, 2);
+    dst[n++] = '-';
+    n += put_digits(dst + n, day, 2);
+    return n;
+}
+
+static int format_time(char *dst, int hour, int minute, int second, int micro)
+{
+    int n = put_digits(dst, hour, 2);
+    dst[n++] = ':';
+    n += put_digits(dst + n, minute, 2);
+    dst[n++] = ':';
+    n += put_digits(dst + n, second, 2);
+    if (micro) {
+        dst[n++] = '.';
+        n += put_digits(dst + n, micro, 6);
+    }
+    return n;
+}
+
+/* obj.isoformat() as a new str: formatted here when naive, asked of the object (and
+ * of its tzinfo) when aware. */
+static PyObject *isoformat(PyObject *obj, int kind)
+{
+    char text[40];
+    int n = 0;
+    if (kind == K_DATE) {
+        n = format_date(text, PyDateTime_GET_YEAR(obj), PyDateTime_GET_MONTH(obj), PyDateTime_GET_DAY(obj));
+    } else if (kind == K_DATETIME && PyDateTime_DATE_GET_TZINFO(obj) == Py_None) {
+        n = format_date(text, PyDateTime_GET_YEAR(obj), PyDateTime_GET_MONTH(obj), PyDateTime_GET_DAY(obj));
+        text[n++] = 'T';
+        n += format_time(text + n, PyDateTime_DATE_GET_HOUR(obj), PyDateTime_DATE_GET_MINUTE(obj),
+                         PyDateTime_DATE_GET_SECOND(obj), PyDateTime_DATE_GET_MICROSECOND(obj));
+    } else if (kind == K_TIME && PyDateTime_TIME_GET_TZINFO(obj) == Py_None) {
+        n = format_time(text, PyDateTime_TIME_GET_HOUR(obj), PyDateTime_TIME_GET_MINUTE(obj),
+                        PyDateTime_TIME_GET_SECOND(obj), PyDateTime_TIME_GET_MICROSECOND(obj));
+    } else {
+        return PyObject_CallMethodNoArgs(obj, s_isoformat);
+    }
+    return ascii_str(text, n);
+}
+
+/* The ext of an ASCII text (isoformat, Decimal): `.encode("ascii")`, with 'e' made 'E'
+ * when `capital_e` (codec.Encoder._decimal). */
+static int write_ascii_ext(PyObject *text, int code, int capital_e, Buf *out)
+{
+    PyObject *ascii = PyUnicode_AsASCIIString(text);
+    Py_ssize_t start = out->len, size;
+    if (ascii == NULL)
+        return -1;
+    size = PyBytes_GET_SIZE(ascii);
+    if (buf_put(out, PyBytes_AS_STRING(ascii), size) < 0) {
+        Py_DECREF(ascii);
+        return -1;
+    }
+    Py_DECREF(ascii);
+    if (capital_e) {
+        for (Py_ssize_t i = start; i < start + size; i++) {
+            if (out->data[i] == 'e')
+                out->data[i] = 'E';
+        }
+    }
+    return ext_end(out, start, code);
+}
+
+/* codec.Encoder._datetime, _date, _time */
+static int write_datetime(Encoder *e, PyObject *obj, int kind, Buf *out)
+{
+    PyObject *text = isoformat(obj, kind);
+    int r;
+    if (text == NULL)
+        return -1;
+    if (kind == K_DATETIME && e->rule_ts && e->mode != MODE_RAW)
+        r = write_placeholder(e, s_ts, text, out);
+    else if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "isoformat() did not return a str");
+        r = -1;
+    } else
+        r = write_ascii_ext(text, kind == K_DATETIME ? EXT_DATETIME : kind == K_DATE ? EXT_DATE : EXT_TIME, 0, out);
+    Py_DECREF(text);
+    return r;
+}
+
+/* codec.Encoder._timedelta */
+static int write_timedelta(PyObject *obj, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    if (buf_byte(out, 0x93) < 0 || pack_sint(out, PyDateTime_DELTA_GET_DAYS(obj)) < 0
+        || pack_sint(out, PyDateTime_DELTA_GET_SECONDS(obj)) < 0
+        || pack_sint(out, PyDateTime_DELTA_GET_MICROSECONDS(obj)) < 0)
+        return -1;
+    return ext_end(out, start, EXT_TIMEDELTA);
+}
+
+/* codec.Encoder._decimal */
+static int write_decimal(PyObject *obj, Buf *out)
+{
+    PyObject *text = PyObject_Str(obj);
+    int r;
+    if (text == NULL)
+        return -1;
+    r = write_ascii_ext(text, EXT_DECIMAL, 1, out);
+    Py_DECREF(text);
+    return r;
+}
+
+/* codec.Encoder._path */
+static int write_path(Encoder *e, PyObject *obj, Buf *out)
+{
+    PyObject *text = PyObject_Str(obj);
+    Text t;
+    Py_ssize_t start = out->len;
+    int r;
+    if (text == NULL)
+        return -1;
+    r = text_view(text, &t);
+    if (r == 0) {
+        r = check_size(e, t.len, "str") < 0 || buf_put(out, t.data, t.len) < 0 ? -1 : ext_end(out, start, EXT_PATH);
+        Py_XDECREF(t.owner);
+    }
+    Py_DECREF(text);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The inert value types of codec.py. */
+
+/* `a, b = item`, as the interpreter unpacks it (same exception types). */
+static int unpack_pair(PyObject *item, PyObject **a, PyObject **b)
+{
+    PyObject *iterator, *extra;
+    if (PyTuple_CheckExact(item) || PyList_CheckExact(item)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(item);
+        if (n != 2) {
+            PyErr_Format(PyExc_ValueError, n < 2 ? "not enough values to unpack (expected 2, got %zd)"
+                                                 : "too many values to unpack (expected 2)", n);
+            return -1;
+        }
+        *a = Py_NewRef(PySequence_Fast_GET_ITEM(item, 0));
+        *b = Py_NewRef(PySequence_Fast_GET_ITEM(item, 1));
+        return 0;
+    }
+    iterator = PyObject_GetIter(item);
+    if (iterator == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "cannot unpack non-iterable %s object", Py_TYPE(item)->tp_name);
+        }
+        return -1;
+    }
+    *a = PyIter_Next(iterator);
+    *b = *a == NULL ? NULL : PyIter_Next(iterator);
+    if (*b == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "not enough values to unpack (expected 2)");
+        goto fail;
+    }
+    extra = PyIter_Next(iterator);
+    if (extra != NULL) {
+        Py_DECREF(extra);
+        PyErr_SetString(PyExc_ValueError, "too many values to unpack (expected 2)");
+        goto fail;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    Py_DECREF(iterator);
+    return 0;
+fail:
+    Py_DECREF(iterator);
+    Py_CLEAR(*a);
+    Py_CLEAR(*b);
+    return -1;
+}
+
+static PyObject *tuple_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name), *result;
+    if (value == NULL)
+        return NULL;
+    result = PySequence_Tuple(value);
+    Py_DECREF(value);
+    return result;
+}
+
+/* codec.Encoder._record */
+static int write_record(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t start;
+    PyObject *fields = NULL;
+    int r = enter(e, obj, out);
+    if (r <= 0)
+        return r;
+    start = out->len;
+    r = -1;
+    if (buf_byte(out, 0x92) < 0 || write_plain_attr(obj, s_type, out) < 0)
+        goto done;
+    fields = tuple_attr(obj, s_fields);
+    if (fields == NULL || pack_map_header(out, PyTuple_GET_SIZE(fields)) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
+        PyObject *name, *value;
+        int ok;
+        if (unpack_pair(PyTuple_GET_ITEM(fields, i), &name, &value) < 0)
+            goto done;
+        ok = write_plain_str(name, out) == 0 && enc_value(e, value, out, depth + 1) == 0;
+        Py_DECREF(name);
+        Py_DECREF(value);
+        if (!ok)
+            goto done;
+    }
+    r = ext_end(out, start, EXT_RECORD);
+done:
+    Py_XDECREF(fields);
+    stack_pop(e);
+    return r;
+}
+
+/* codec.Encoder._custom */
+static int write_custom(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t start = out->len;
+    PyObject *value;
+    int r;
+    if (buf_byte(out, 0x92) < 0 || write_plain_attr(obj, s_type, out) < 0)
+        return -1;
+    value = PyObject_GetAttr(obj, s_value);
+    if (value == NULL)
+        return -1;
+    r = enc_value(e, value, out, depth + 1);
+    Py_DECREF(value);
+    return r < 0 ? -1 : ext_end(out, start, EXT_CUSTOM);
+}
+
+/* codec.Encoder._enum, _unencodable_value: two plain strs */
+static int write_two_names(PyObject *obj, PyObject *second, int code, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    if (buf_byte(out, 0x92) < 0 || write_plain_attr(obj, s_type, out) < 0
+        || write_plain_attr(obj, second, out) < 0)
+        return -1;
+    return ext_end(out, start, code);
+}
+
+/* codec.Encoder._exception */
+static int write_exception(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t start = out->len;
+    PyObject *args;
+    int r;
+    if (buf_byte(out, 0x92) < 0 || write_plain_attr(obj, s_type, out) < 0)
+        return -1;
+    args = tuple_attr(obj, s_args);
+    if (args == NULL)
+        return -1;
+    r = pack_array_header(out, PyTuple_GET_SIZE(args));
+    for (Py_ssize_t i = 0; r == 0 && i < PyTuple_GET_SIZE(args); i++)
+        r = enc_value(e, PyTuple_GET_ITEM(args, i), out, depth + 1);
+    Py_DECREF(args);
+    return r < 0 ? -1 : ext_end(out, start, EXT_EXCEPTION);
+}
+
+/* codec.Encoder._inert_placeholder, _instance: a plain str and an int */
+static int write_name_number(PyObject *obj, PyObject *name, int code, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    PyObject *number;
+    int r;
+    if (buf_byte(out, 0x92) < 0 || write_plain_attr(obj, name, out) < 0)
+        return -1;
+    number = PyObject_GetAttr(obj, s_number);
+    if (number == NULL)
+        return -1;
+    r = pack_field_int(out, number);
+    Py_DECREF(number);
+    return r < 0 ? -1 : ext_end(out, start, code);
+}
+
+/* codec.Encoder._cycle_value */
+static int write_cycle_value(PyObject *obj, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    PyObject *up = PyObject_GetAttr(obj, s_up);
+    int r;
+    if (up == NULL)
+        return -1;
+    r = pack_field_int(out, up);
+    Py_DECREF(up);
+    return r < 0 ? -1 : ext_end(out, start, EXT_CYCLE);
+}
+
+/* codec.Encoder._opaque */
+static int write_opaque(Encoder *e, PyObject *obj, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    PyObject *text;
+    int r;
+    if (buf_byte(out, 0x92) < 0 || write_plain_attr(obj, s_type, out) < 0)
+        return -1;
+    text = PyObject_GetAttr(obj, s_repr);
+    if (text == NULL)
+        return -1;
+    r = write_str(e, text, out, 1);
+    Py_DECREF(text);
+    return r < 0 ? -1 : ext_end(out, start, EXT_OPAQUE);
+}
+
+/* codec.Encoder._pairs: written straight into out, not an ext */
+static int write_pairs(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    PyObject *items = tuple_attr(obj, s_items);
+    int r;
+    if (items == NULL)
+        return -1;
+    r = pack_map_header(out, PyTuple_GET_SIZE(items));
+    for (Py_ssize_t i = 0; r == 0 && i < PyTuple_GET_SIZE(items); i++) {
+        PyObject *key, *value;
+        r = unpack_pair(PyTuple_GET_ITEM(items, i), &key, &value);
+        if (r < 0)
+            break;
+        r = enc_value(e, key, out, depth + 1);
+        if (r == 0)
+            r = enc_value(e, value, out, depth + 1);
+        Py_DECREF(key);
+        Py_DECREF(value);
+    }
+    Py_DECREF(items);
+    return r;
+}
+
+/* codec.Encoder._set_items */
+static int write_set_items(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t start = out->len;
+    PyObject *value, *items, *frozen;
+    int r, is_frozen;
+    value = PyObject_GetAttr(obj, s_items);
+    if (value == NULL)
+        return -1;
+    items = PySequence_List(value);
+    Py_DECREF(value);
+    if (items == NULL)
+        return -1;
+    r = pack_array_header(out, PyList_GET_SIZE(items));
+    if (r == 0)
+        r = write_sorted_elements(e, items, depth + 1, out);
+    Py_DECREF(items);
+    if (r < 0)
+        return -1;
+    frozen = PyObject_GetAttr(obj, s_frozen);
+    if (frozen == NULL)
+        return -1;
+    is_frozen = PyObject_IsTrue(frozen);
+    Py_DECREF(frozen);
+    if (is_frozen < 0)
+        return -1;
+    return ext_end(out, start, is_frozen ? EXT_FROZENSET : EXT_SET);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Dispatch: codec.Encoder._value. */
+
+static int kind_of(PyTypeObject *tp)
+{
+    if (tp == &PyUnicode_Type) return K_STR;
+    if (tp == &PyLong_Type) return K_INT;
+    if (tp == &PyDict_Type) return K_DICT;
+    if (tp == &PyList_Type) return K_LIST;
+    if (tp == Py_TYPE(Py_None)) return K_NONE;
+    if (tp == &PyBool_Type) return K_BOOL;
+    if (tp == &PyFloat_Type) return K_FLOAT;
+    if (tp == &PyTuple_Type) return K_TUPLE;
+    if (tp == &PyBytes_Type) return K_BYTES;
+    if (tp == t_uuid) return K_UUID;
+    if (tp == PyDateTimeAPI->DateTimeType) return K_DATETIME;
+    if (tp == &PySet_Type) return K_SET;
+    if (tp == &PyFrozenSet_Type) return K_FROZENSET;
+    if (tp == PyDateTimeAPI->DateType) return K_DATE;
+    if (tp == PyDateTimeAPI->TimeType) return K_TIME;
+    if (tp == PyDateTimeAPI->DeltaType) return K_TIMEDELTA;
+    if (tp == t_decimal) return K_DECIMAL;
+    if (tp == t_path) return K_PATH;
+    if (tp == t_record) return K_RECORD;
+    if (tp == t_custom) return K_CUSTOM;
+    if (tp == t_enum) return K_ENUM;
+    if (tp == t_exception) return K_EXCEPTION;
+    if (tp == t_placeholder) return K_PLACEHOLDER;
+    if (tp == t_cycle) return K_CYCLE;
+    if (tp == t_opaque) return K_OPAQUE;
+    if (tp == t_unencodable) return K_UNENCODABLE;
+    if (tp == t_instance) return K_INSTANCE;
+    if (tp == t_pairs) return K_PAIRS;
+    if (tp == t_setitems) return K_SETITEMS;
+    return K_UNKNOWN;
+}
+
+static int write_handled(Encoder *e, PyObject *obj, int kind, Buf *out, Py_ssize_t depth)
+{
+    switch (kind) {
+    case K_NONE: return buf_byte(out, 0xC0);
+    case K_BOOL: return buf_byte(out, obj == Py_True ? 0xC3 : 0xC2);
+    case K_INT: return write_int(obj, out);
+    case K_FLOAT: return write_float(obj, out);
+    case K_STR: return write_str(e, obj, out, 0);
+    case K_BYTES: return write_bytes(e, obj, out);
+    case K_UUID: return write_uuid(e, obj, out);
+    case K_DATETIME:
+    case K_DATE:
+    case K_TIME: return write_datetime(e, obj, kind, out);
+    case K_TIMEDELTA: return write_timedelta(obj, out);
+    case K_DECIMAL: return write_decimal(obj, out);
+    case K_PATH: return write_path(e, obj, out);
+    case K_PLACEHOLDER: return write_name_number(obj, s_name, EXT_PLACEHOLDER, out);
+    case K_CYCLE: return write_cycle_value(obj, out);
+    case K_OPAQUE: return write_opaque(e, obj, out);
+    case K_UNENCODABLE: return write_two_names(obj, s_reason, EXT_UNENCODABLE, out);
+    case K_INSTANCE: return write_name_number(obj, s_type, EXT_INSTANCE, out);
+    case K_ENUM: return write_two_names(obj, s_name, EXT_ENUM, out);
+    case K_LIST: return write_list(e, obj, out, depth);
+    case K_DICT: return write_dict(e, obj, out, depth);
+    case K_TUPLE: return write_tuple(e, obj, out, depth);
+    case K_SET:
+    case K_FROZENSET: return write_set(e, obj, out, depth);
+    case K_RECORD: return write_record(e, obj, out, depth);
+    case K_CUSTOM: return write_custom(e, obj, out, depth);
+    case K_EXCEPTION: return write_exception(e, obj, out, depth);
+    case K_PAIRS: return write_pairs(e, obj, out, depth);
+    case K_SETITEMS: return write_set_items(e, obj, out, depth);
+    }
+    PyErr_SetString(PyExc_SystemError, "callpin._speedups: unhandled kind");
+    return -1;
+}
+
+/* A value of a type without a handler: pushed, then its canonical form is written. */
+static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    PyObject *fn, *form;
+    int index = stack_index(e, obj), kind, r;
+    if (index >= 0)
+        return write_cycle(e, index, out);
+    if (stack_push(e, obj) < 0)
+        return -1;
+    fn = PyObject_GetAttr(codec_module, s_canonical_form);
+    form = fn == NULL ? NULL : PyObject_CallOneArg(fn, obj);
+    Py_XDECREF(fn);
+    if (form == NULL) {
+        stack_pop(e);
+        return -1;
+    }
+    kind = kind_of(Py_TYPE(form));
+    if (kind == K_UNKNOWN) {
+        PyErr_Format(PyExc_TypeError, "canonical form of %R is %R", (PyObject *)Py_TYPE(obj),
+                     (PyObject *)Py_TYPE(form));
+        r = -1;
+    } else {
+        r = write_handled(e, form, kind, out, depth);
+    }
+    Py_DECREF(form);
+    stack_pop(e);
+    return r;
+}
+
+static int enc_value(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t start = out->len;
+    PyTypeObject *cls = Py_TYPE(obj);
+    int kind = kind_of(cls), r;
+    if (kind != K_UNKNOWN && kind < K_FIRST_NESTING) {
+        r = write_handled(e, obj, kind, out, depth);
+    } else if (depth > e->max_depth) {
+        r = write_unencodable(e, cls, e->depth_reason, out);
+    } else {
+        /* Bounded by the depth limit already; this guards the C stack should the
+         * limit be raised far past what a C stack holds. */
+        if (Py_EnterRecursiveCall(" while encoding a value"))
+            r = -1;
+        else {
+            r = kind == K_UNKNOWN ? write_canonical(e, obj, out, depth) : write_handled(e, obj, kind, out, depth);
+            Py_LeaveRecursiveCall();
+        }
+    }
+    if (r == 0)
+        return 0;
+    return mark_failure(e, cls, out, start);
+}
+
+/* ------------------------------------------------------------------------------------
+ * The Python type. */
+
+static int set_rules(Encoder *e, PyObject *rules)
+{
+    PyObject *flag, *listed;
+    int any, uuid, ts, addr, delegate = 0;
+    any = PyObject_IsTrue(rules);
+    if (any < 0)
+        return -1;
+    flag = PyObject_GetAttr(rules, s_uuid);
+    uuid = flag == NULL ? -1 : PyObject_IsTrue(flag);
+    Py_XDECREF(flag);
+    if (uuid < 0)
+        return -1;
+    flag = PyObject_GetAttr(rules, s_timestamp);
+    ts = flag == NULL ? -1 : PyObject_IsTrue(flag);
+    Py_XDECREF(flag);
+    if (ts < 0)
+        return -1;
+    flag = PyObject_GetAttr(rules, s_address);
+    if (flag == NULL)
+        return -1;
+    addr = flag != Py_None;
+    Py_DECREF(flag);
+    /* Only the built-in rules are scanned in C; any other rule in the set sends the
+     * text to normalize_text, which applies them all in their order. */
+    listed = PyObject_GetAttr(rules, s_rules);
+    if (listed == NULL)
+        return -1;
+    {
+        PyObject *seq = PySequence_Fast(listed, "RuleSet.rules must be a sequence");
+        Py_DECREF(listed);
+        if (seq == NULL)
+            return -1;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            PyObject *one = PySequence_Fast_GET_ITEM(seq, i);
+            int builtin = 0;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(builtin_rules); j++)
+                builtin |= one == PyTuple_GET_ITEM(builtin_rules, j);
+            delegate |= !builtin;
+        }
+        Py_DECREF(seq);
+    }
+    Py_INCREF(rules);
+    Py_XSETREF(e->rules, rules);
+    e->any_rules = any;
+    e->rule_uuid = uuid;
+    e->rule_ts = ts;
+    e->scan_uuid = uuid;
+    e->scan_ts = ts;
+    e->scan_addr = addr;
+    e->delegate = delegate;
+    return 0;
+}
+
+static Py_ssize_t codec_limit(PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(codec_module, name);
+    Py_ssize_t n;
+    if (value == NULL)
+        return -1;
+    n = PyLong_AsSsize_t(value);
+    Py_DECREF(value);
+    return n;
+}
+
+static int Encoder_init(Encoder *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"rules", NULL};
+    PyObject *rules = NULL, *numbering;
+    if (codec_module == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "callpin._speedups is not configured");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Encoder", names, &rules))
+        return -1;
+    if (set_rules(self, rules != NULL ? rules : default_rules) < 0)
+        return -1;
+    numbering = PyObject_CallNoArgs(numbering_type);
+    if (numbering == NULL)
+        return -1;
+    Py_XSETREF(self->numbering, numbering);
+    self->mode = MODE_NORMAL;
+    self->stack_len = 0;
+    if ((self->max_depth = codec_limit(s_max_depth)) < 0 || (self->max_str = codec_limit(s_max_str)) < 0
+        || (self->max_items = codec_limit(s_max_items)) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "codec limits must not be negative");
+        return -1;
+    }
+    Py_XSETREF(self->depth_reason, PyUnicode_FromFormat("nested deeper than %zd", self->max_depth));
+    return self->depth_reason == NULL ? -1 : 0;
+}
+
+static int Encoder_traverse(Encoder *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->rules);
+    Py_VISIT(self->numbering);
+    return 0;
+}
+
+static int Encoder_clear(Encoder *self)
+{
+    Py_CLEAR(self->rules);
+    Py_CLEAR(self->numbering);
+    Py_CLEAR(self->depth_reason);
+    return 0;
+}
+
+static void Encoder_dealloc(Encoder *self)
+{
+    PyObject_GC_UnTrack(self);
+    Encoder_clear(self);
+    PyMem_Free(self->stack);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *finish(Buf *out, int r)
+{
+    PyObject *result = r < 0 ? NULL : PyBytes_FromStringAndSize(out->data, out->len);
+    buf_free(out);
+    return result;
+}
+
+static int ready(Encoder *self)
+{
+    if (self->rules == NULL || self->numbering == NULL || self->depth_reason == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(encode_doc, "encode(value)\n--\n\nThe canonical bytes of one value, normalized with this encoder's numbering.");
+
+static PyObject *Encoder_encode(Encoder *self, PyObject *value)
+{
+    char storage[512];
+    Buf out;
+    if (ready(self) < 0)
+        return NULL;
+    buf_init(&out, storage, sizeof(storage));
+    return finish(&out, enc_value(self, value, &out, 0));
+}
+
+static const char *const event_fields[8] = {"kind", "label", "args", "kwargs", "value", "error", "thread", "depth"};
+
+static int event_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **given)
+{
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs > 8) {
+        PyErr_Format(PyExc_TypeError, "encode_event() takes 8 arguments (%zd given)", nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < 8; i++)
+        given[i] = i < nargs ? args[i] : NULL;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        int found = -1;
+        for (int i = 0; i < 8 && found < 0; i++) {
+            if (PyUnicode_CompareWithASCIIString(name, event_fields[i]) == 0)
+                found = i;
+        }
+        if (found < 0) {
+            PyErr_Format(PyExc_TypeError, "encode_event() got an unexpected keyword argument %R", name);
+            return -1;
+        }
+        if (given[found] != NULL) {
+            PyErr_Format(PyExc_TypeError, "encode_event() got multiple values for argument '%s'",
+                         event_fields[found]);
+            return -1;
+        }
+        given[found] = args[nargs + k];
+    }
+    for (int i = 0; i < 8; i++) {
+        if (given[i] == NULL) {
+            PyErr_Format(PyExc_TypeError, "encode_event() missing required argument '%s'", event_fields[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int write_error_field(Encoder *e, PyObject *error, Buf *out)
+{
+    PyObject *part;
+    int r;
+    if (error == Py_None)
+        return buf_byte(out, 0xC0);
+    if (buf_byte(out, 0x92) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        PyObject *index = PyLong_FromLong(i);
+        part = index == NULL ? NULL : PyObject_GetItem(error, index);
+        Py_XDECREF(index);
+        if (part == NULL)
+            return -1;
+        r = write_str(e, part, out, i == 1);
+        Py_DECREF(part);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(encode_event_doc,
+             "encode_event(kind, label, args, kwargs, value, error, thread, depth)\n--\n\n"
+             "One event frame: [kind, label, args, kwargs, value, error, thread, depth].");
+
+static PyObject *Encoder_encode_event(Encoder *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *given[8], *listed;
+    char storage[512];
+    Buf out;
+    int r;
+    if (ready(self) < 0 || event_arguments(args, nargs, kwnames, given) < 0)
+        return NULL;
+    buf_init(&out, storage, sizeof(storage));
+    r = buf_byte(&out, 0x98);
+    if (r == 0)
+        r = pack_field_int(&out, given[0]);
+    if (r == 0)
+        r = write_str(self, given[1], &out, 0);
+    if (r == 0) {
+        listed = PySequence_List(given[2]);
+        r = listed == NULL ? -1 : enc_value(self, listed, &out, 0);
+        Py_XDECREF(listed);
+    }
+    if (r == 0)
+        r = enc_value(self, given[3], &out, 0);
+    if (r == 0)
+        r = enc_value(self, given[4], &out, 0);
+    if (r == 0)
+        r = write_error_field(self, given[5], &out);
+    if (r == 0)
+        r = pack_field_int(&out, given[6]);
+    if (r == 0)
+        r = pack_field_int(&out, given[7]);
+    return finish(&out, r);
+}
+
+static PyObject *Encoder_get_rules(Encoder *self, void *closure)
+{
+    (void)closure;
+    if (self->rules == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "rules");
+        return NULL;
+    }
+    return Py_NewRef(self->rules);
+}
+
+static int Encoder_set_rules(Encoder *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "cannot delete rules");
+        return -1;
+    }
+    return set_rules(self, value);
+}
+
+static PyObject *Encoder_get_numbering(Encoder *self, void *closure)
+{
+    (void)closure;
+    if (self->numbering == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "numbering");
+        return NULL;
+    }
+    return Py_NewRef(self->numbering);
+}
+
+static int Encoder_set_numbering(Encoder *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "cannot delete numbering");
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_XSETREF(self->numbering, value);
+    return 0;
+}
+
+static PyGetSetDef Encoder_getset[] = {
+    {"rules", (getter)Encoder_get_rules, (setter)Encoder_set_rules, "The normalization rules.", NULL},
+    {"numbering", (getter)Encoder_get_numbering, (setter)Encoder_set_numbering,
+     "The first-appearance numbering (a normalize.Numbering).", NULL},
+    {NULL},
+};
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)Encoder_encode, METH_O, encode_doc},
+    {"encode_event", (PyCFunction)(void (*)(void))Encoder_encode_event, METH_FASTCALL | METH_KEYWORDS,
+     encode_event_doc},
+    {NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "callpin._speedups.Encoder",
+    .tp_doc = PyDoc_STR("Encoder(rules=DEFAULT_RULES)\n--\n\n"
+                        "Canonical encoder with normalization; one per log (it owns the numbering).\n"
+                        "The same constructor, methods and bytes as callpin.codec.Encoder."),
+    .tp_basicsize = sizeof(Encoder),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Encoder_init,
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_traverse = (traverseproc)Encoder_traverse,
+    .tp_clear = (inquiry)Encoder_clear,
+    .tp_methods = Encoder_methods,
+    .tp_getset = Encoder_getset,
+};
+
+/* ------------------------------------------------------------------------------------
+ * configure(codec) */
+
+static int take_type(PyObject *from, const char *name, PyTypeObject **slot)
+{
+    PyObject *value = PyObject_GetAttrString(from, name);
+    if (value == NULL)
+        return -1;
+    if (!PyType_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s is not a type", name);
+        Py_DECREF(value);
+        return -1;
+    }
+    Py_XSETREF(*slot, (PyTypeObject *)value);
+    return 0;
+}
+
+static int take_object(PyObject *from, const char *name, PyObject **slot)
+{
+    PyObject *value = PyObject_GetAttrString(from, name);
+    if (value == NULL)
+        return -1;
+    Py_XSETREF(*slot, value);
+    return 0;
+}
+
+PyDoc_STRVAR(configure_doc, "configure(codec)\n--\n\n"
+             "Take the codec module's types, functions and rules; _impl calls it once at import.");
+
+static PyObject *configure(PyObject *module, PyObject *codec)
+{
+    PyObject *normalize = NULL, *uuid_module = NULL, *pathlib = NULL, *dt = NULL, *rules = NULL;
+    PyObject *result = NULL;
+    (void)module;
+    if (codec_module != NULL) {
+        if (codec_module == codec)
+            Py_RETURN_NONE;
+        PyErr_SetString(PyExc_RuntimeError, "callpin._speedups is already configured with another codec");
+        return NULL;
+    }
+    if ((normalize = PyImport_ImportModule("callpin.normalize")) == NULL
+        || (uuid_module = PyObject_GetAttrString(codec, "_uuid")) == NULL
+        || (pathlib = PyObject_GetAttrString(codec, "pathlib")) == NULL
+        || (dt = PyObject_GetAttrString(codec, "_dt")) == NULL)
+        goto done;
+    if (take_type(uuid_module, "UUID", &t_uuid) < 0 || take_type(codec, "Decimal", &t_decimal) < 0
+        || take_type(pathlib, "PurePosixPath", &t_path) < 0 || take_type(codec, "Record", &t_record) < 0
+        || take_type(codec, "Custom", &t_custom) < 0 || take_type(codec, "EnumValue", &t_enum) < 0
+        || take_type(codec, "ExceptionValue", &t_exception) < 0
+        || take_type(codec, "Placeholder", &t_placeholder) < 0 || take_type(codec, "Cycle", &t_cycle) < 0
+        || take_type(codec, "Opaque", &t_opaque) < 0 || take_type(codec, "Unencodable", &t_unencodable) < 0
+        || take_type(codec, "Instance", &t_instance) < 0 || take_type(codec, "Pairs", &t_pairs) < 0
+        || take_type(codec, "SetItems", &t_setitems) < 0 || take_object(codec, "_TooLarge", &too_large) < 0
+        || take_object(normalize, "DEFAULT_RULES", &default_rules) < 0
+        || take_object(normalize, "Numbering", &numbering_type) < 0)
+        goto done;
+    /* The datetime fields are read with the C API's macros, valid only for its types. */
+    {
+        static const char *names[] = {"datetime", "date", "time", "timedelta"};
+        PyTypeObject *api[] = {PyDateTimeAPI->DateTimeType, PyDateTimeAPI->DateType, PyDateTimeAPI->TimeType,
+                               PyDateTimeAPI->DeltaType};
+        for (int i = 0; i < 4; i++) {
+            PyObject *value = PyObject_GetAttrString(dt, names[i]);
+            int same = value == (PyObject *)api[i];
+            Py_XDECREF(value);
+            if (!same) {
+                if (!PyErr_Occurred())
+                    PyErr_Format(PyExc_ImportError, "datetime.%s is not the C datetime type", names[i]);
+                goto done;
+            }
+        }
+    }
+    {
+        PyObject *uuid_rule = PyObject_GetAttrString(normalize, "UUID");
+        PyObject *ts_rule = uuid_rule == NULL ? NULL : PyObject_GetAttrString(normalize, "TIMESTAMP");
+        PyObject *addr_rule = ts_rule == NULL ? NULL : PyObject_GetAttrString(normalize, "ADDRESS");
+        if (addr_rule != NULL)
+            rules = PyTuple_Pack(3, uuid_rule, ts_rule, addr_rule);
+        Py_XDECREF(uuid_rule);
+        Py_XDECREF(ts_rule);
+        Py_XDECREF(addr_rule);
+        if (rules == NULL)
+            goto done;
+        Py_XSETREF(builtin_rules, rules);
+    }
+    Py_INCREF(codec);
+    codec_module = codec;
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(normalize);
+    Py_XDECREF(uuid_module);
+    Py_XDECREF(pathlib);
+    Py_XDECREF(dt);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The module. */
+
+static PyMethodDef module_methods[] = {
+    {"configure", (PyCFunction)configure, METH_O, configure_doc},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "callpin._speedups",
+    .m_doc = "The canonical encoder of callpin.codec in C (optional; callpin._impl picks it).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+static int intern(PyObject **slot, const char *text)
+{
+    *slot = PyUnicode_InternFromString(text);
+    return *slot == NULL ? -1 : 0;
+}
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    PyObject *module;
+    PyDateTime_IMPORT;
+    if (PyDateTimeAPI == NULL)
+        return NULL;
+    if (intern(&s_type, "type") < 0 || intern(&s_fields, "fields") < 0 || intern(&s_value, "value") < 0
+        || intern(&s_name, "name") < 0 || intern(&s_args, "args") < 0 || intern(&s_number, "number") < 0
+        || intern(&s_repr, "repr") < 0 || intern(&s_reason, "reason") < 0 || intern(&s_up, "up") < 0
+        || intern(&s_items, "items") < 0 || intern(&s_frozen, "frozen") < 0 || intern(&s_int, "int") < 0
+        || intern(&s_bytes, "bytes") < 0 || intern(&s_isoformat, "isoformat") < 0
+        || intern(&s_table, "table") < 0 || intern(&s_counters, "counters") < 0 || intern(&s_peek, "peek") < 0
+        || intern(&s_rules, "rules") < 0 || intern(&s_uuid, "uuid") < 0 || intern(&s_timestamp, "timestamp") < 0
+        || intern(&s_address, "address") < 0 || intern(&s_ts, "ts") < 0 || intern(&s_addr, "addr") < 0
+        || intern(&s_canonical_form, "canonical_form") < 0 || intern(&s_qualified_name, "qualified_name") < 0
+        || intern(&s_normalize_text, "normalize_text") < 0 || intern(&s_reprs, "reprs") < 0
+        || intern(&s_bit_length, "bit_length") < 0 || intern(&s_to_bytes, "to_bytes") < 0
+        || intern(&s_big, "big") < 0 || intern(&s_signed, "signed") < 0 || intern(&s_max_depth, "MAX_DEPTH") < 0
+        || intern(&s_max_str, "MAX_STR") < 0 || intern(&s_max_items, "MAX_ITEMS") < 0)
+        return NULL;
+    if (PyType_Ready(&EncoderType) < 0)
+        return NULL;
+    module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(module, "Encoder", (PyObject *)&EncoderType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
