@@ -123,13 +123,18 @@ class Diff:
         if op.new is not None:
             return op.new
         assert op.old is not None
+        return self.position_in_new(op.old)
+
+    def position_in_new(self, old_index: int) -> int:
+        """The index of the new event an old event would come before: just after the
+        aligned event preceding it (the end of the new log when nothing is aligned)."""
         if self.order == "none":
             return len(self.new)
-        k = bisect_left(self._run_old_starts, op.old) - 1
+        k = bisect_left(self._run_old_starts, old_index) - 1
         if k < 0:
             return 0
         run = self._runs_by_old[k]
-        return run.new + min(op.old - run.old, run.length)
+        return run.new + min(old_index - run.old, run.length)
 
     def aligned_old(self, new_index: int) -> int | None:
         """The old index aligned with an equal new event, None when it is not in a run."""
