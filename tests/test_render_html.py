@@ -32,19 +32,28 @@ DONE = mark("returned", {"ok": True})
 def known_diff():
     """The renewals swap, a changed amount, an extra call and a missing one."""
     old = log_of(
-        LOOKUP, CHARGE, RECEIPT, call("ledger.record", "renewal", 1500),
-        call("audit.log", "renew"), DONE,
+        LOOKUP,
+        CHARGE,
+        RECEIPT,
+        call("ledger.record", "renewal", 1500),
+        call("audit.log", "renew"),
+        DONE,
     )
     new = log_of(
-        LOOKUP, RECEIPT, CHARGE, call("ledger.record", "renewal", 0),
-        call("notify.slack", "renewed"), DONE,
+        LOOKUP,
+        RECEIPT,
+        CHARGE,
+        call("ledger.record", "renewal", 0),
+        call("notify.slack", "renewed"),
+        DONE,
     )
     return diff(old, new)
 
 
 def op_rows(page: str, kind: str | None = None):
     return [
-        element for element in parse(page).find_all("div", cls="op")
+        element
+        for element in parse(page).find_all("div", cls="op")
         if kind is None or element.attrs["data-op"] == kind
     ]
 
@@ -80,15 +89,20 @@ def test_a_diff_page_is_one_document_with_the_summary_and_the_count_table():
     assert ["audit.log", "1", "0"] in cells
     assert ["notify.slack", "0", "1"] in cells
     assert ["billing.charge_card", "1", "1"] in cells
-    assert [row.attrs.get("class") for row in table.find_all("tr")[1:] if "audit" in row.text()] == [
-        "differs"
-    ]
+    assert [
+        row.attrs.get("class") for row in table.find_all("tr")[1:] if "audit" in row.text()
+    ] == ["differs"]
 
 
 def test_each_op_of_a_diff_is_a_row_classed_by_its_kind_with_its_label_and_indices():
     page = render_html(known_diff())
     found = {
-        (row.attrs["data-op"], row.attrs["data-label"], row.attrs.get("data-old"), row.attrs.get("data-new"))
+        (
+            row.attrs["data-op"],
+            row.attrs["data-label"],
+            row.attrs.get("data-old"),
+            row.attrs.get("data-new"),
+        )
         for row in op_rows(page)
     }
     assert found == {
@@ -151,12 +165,12 @@ def test_missing_and_extra_rows_draw_only_the_side_they_are_on():
     page = render_html(known_diff())
     (missing,) = op_rows(page, "missing")
     (extra,) = op_rows(page, "extra")
-    assert [cell.tag for cell in missing.children if not isinstance(cell, str) and "seq" in cell.classes] == [
-        "svg", "i"
-    ]
-    assert [cell.tag for cell in extra.children if not isinstance(cell, str) and "seq" in cell.classes] == [
-        "i", "svg"
-    ]
+    assert [
+        cell.tag for cell in missing.children if not isinstance(cell, str) and "seq" in cell.classes
+    ] == ["svg", "i"]
+    assert [
+        cell.tag for cell in extra.children if not isinstance(cell, str) and "seq" in cell.classes
+    ] == ["i", "svg"]
 
 
 def test_each_op_kind_has_its_own_colour_in_the_stylesheet():
@@ -195,18 +209,27 @@ def test_equal_runs_beyond_the_context_fold_into_details_that_hold_their_events(
     changed[20] = call("svc.step", "twenty")
     root = parse(render_html(diff(log_of(*steps), log_of(*changed)), context=2))
     folded = root.find_all("details", cls="skip")
-    assert [item.find("summary").text() for item in folded] == ["18 equal events", "17 equal events"]
+    assert [item.find("summary").text() for item in folded] == [
+        "18 equal events",
+        "17 equal events",
+    ]
     assert len(folded[0].find_all("div", cls="eq")) == 18
-    first_indices = [row.find("span", cls="ix").text() for row in folded[0].find_all("div", cls="eq")]
+    first_indices = [
+        row.find("span", cls="ix").text() for row in folded[0].find_all("div", cls="eq")
+    ]
     assert first_indices == [str(k) for k in range(18)]
     assert "open" not in folded[0].attrs
-    shown = [row for row in root.find("main").find_all("div", cls="row") if row.parent.tag == "main"]
+    shown = [
+        row for row in root.find("main").find_all("div", cls="row") if row.parent.tag == "main"
+    ]
     assert len(shown) == 1 + 2 + 1 + 2  # lane heads, context, the change, context
 
 
 def test_one_folded_event_is_named_in_the_singular():
     steps = [call("svc.step", k) for k in range(5)]
-    root = parse(render_html(diff(log_of(*steps), log_of(*steps[:4], call("svc.other"))), context=3))
+    root = parse(
+        render_html(diff(log_of(*steps), log_of(*steps[:4], call("svc.other"))), context=3)
+    )
     assert root.find("details").find("summary").text() == "1 equal event"
 
 
@@ -215,8 +238,15 @@ def test_one_folded_event_is_named_in_the_singular():
 
 
 def test_there_is_a_lifeline_for_the_caller_and_each_collaborator_module():
-    root = parse(render_log_html(log_of(LOOKUP, CHARGE, RECEIPT, call("pkg.mod.Class.method"), DONE)))
-    assert lane_names(root.find("div", cls="heads")) == [CALLER, "accounts", "billing", "pkg.mod.Class"]
+    root = parse(
+        render_log_html(log_of(LOOKUP, CHARGE, RECEIPT, call("pkg.mod.Class.method"), DONE))
+    )
+    assert lane_names(root.find("div", cls="heads")) == [
+        CALLER,
+        "accounts",
+        "billing",
+        "pkg.mod.Class",
+    ]
 
 
 def test_a_call_arrow_runs_from_the_caller_lifeline_to_its_module_in_order():
@@ -275,13 +305,26 @@ def test_a_nested_call_runs_from_the_lane_of_the_call_it_is_inside():
 
 def test_returns_and_raises_are_dashed_arrows_back_and_marks_sit_on_the_caller():
     log = log_of(
-        call("svc.f"), ret("svc.f", 3), call("svc.g"), raised("svc.g", "ValueError", "bad"),
+        call("svc.f"),
+        ret("svc.f", 3),
+        call("svc.g"),
+        raised("svc.g", "ValueError", "bad"),
         mark("done", 1),
     )
     drawings = parse(render_log_html(log)).find("main").find_all("svg", cls="seq")[1:]
-    assert [svg.find("path").attrs["class"] for svg in drawings] == ["call", "ret", "call", "raise", "mk"]
+    assert [svg.find("path").attrs["class"] for svg in drawings] == [
+        "call",
+        "ret",
+        "call",
+        "raise",
+        "mk",
+    ]
     assert [svg.find("text").text() for svg in drawings] == [
-        "f()", "f → 3", "g()", "g !! ValueError: bad", "mark done = 1"
+        "f()",
+        "f → 3",
+        "g()",
+        "g !! ValueError: bad",
+        "mark done = 1",
     ]
     assert drawings[4].find("path").attrs["d"].startswith(f"M{center(0)} ")
     rules = stylesheet_rules(parse(render_log_html(log)))
@@ -293,7 +336,10 @@ def test_threads_are_told_apart_by_colour_and_tag():
     root = parse(render_log_html(log))
     drawings = root.find("main").find_all("svg", cls="seq")[1:]
     assert [svg.classes[1] for svg in drawings] == ["t1", "t2", "t3"]
-    tags = [row.find("span", cls="ix").text() for row in root.find("main").find_all("div", cls="row")[1:]]
+    tags = [
+        row.find("span", cls="ix").text()
+        for row in root.find("main").find_all("div", cls="row")[1:]
+    ]
     assert tags == ["0", "1 t2", "2 t3"]
     assert root.find("p", cls="threads").text() == "threads: t1 t2 t3"
     rules = stylesheet_rules(root)
@@ -313,7 +359,10 @@ def test_a_log_page_names_the_log_and_draws_every_event():
     root = parse(render_log_html(log))
     assert root.find("title").text() == "callpin log: renew.cpin"
     facts = root.find("p", cls="sides").text()
-    assert facts == f"renew.cpin (4 events) · fingerprint {log.fingerprint} · rules: uuid, timestamp, address"
+    assert (
+        facts == f"renew.cpin (4 events) · fingerprint {log.fingerprint}"
+        " · rules: uuid, timestamp, address"
+    )
     assert root.find("p", cls="meta").text() == "meta: {'scenario': 'renew'}"
     rows_shown = root.find("main").find_all("div", cls="row")[1:]
     assert [row.find("span", cls="ix").text() for row in rows_shown] == ["0", "1", "2", "3"]
@@ -332,15 +381,19 @@ HOSTILE = "<script>alert(1)</script> & \"quoted\" 'single' </svg></div>"
 def hostile_diff():
     old = Log.from_frames(
         frames_of(call("svc.<b>old&</b>", HOSTILE), mark("m", HOSTILE)),
-        rules=DEFAULT_RULES, meta={"note": HOSTILE}, path="<script>old.cpin",
+        rules=DEFAULT_RULES,
+        meta={"note": HOSTILE},
+        path="<script>old.cpin",
     )
     new = Log.from_frames(
         frames_of(
-            call("svc.\"q\"&<script>x</script>", HOSTILE, key=HOSTILE),
+            call('svc."q"&<script>x</script>', HOSTILE, key=HOSTILE),
             raised("svc.f", "ValueError", HOSTILE),
             mark("m", HOSTILE + "!"),
         ),
-        rules=DEFAULT_RULES, meta={"note": HOSTILE}, path="new&<script>.cpin",
+        rules=DEFAULT_RULES,
+        meta={"note": HOSTILE},
+        path="new&<script>.cpin",
     )
     return old, new
 
@@ -363,13 +416,13 @@ def test_escaped_text_reads_back_as_the_original():
     old, new = hostile_diff()
     root = parse(render_html(diff(old, new), context=5))
     labels = {row.attrs["data-label"] for row in root.find_all(cls="op")}
-    assert labels == {"svc.<b>old&</b>", "svc.\"q\"&<script>x</script>", "svc.f", "m"}
+    assert labels == {"svc.<b>old&</b>", 'svc."q"&<script>x</script>', "svc.f", "m"}
     titles = [title.text() for title in root.find("main").find_all("title")]
     assert f"#0 svc.<b>old&</b>({HOSTILE!r})" in titles
     assert f"#1 svc.f !! ValueError: {HOSTILE}" in titles
     assert root.find("title").text() == "callpin diff: <script>old.cpin → new&<script>.cpin"
     assert "<script>old.cpin" in root.find("p", cls="sides").text()
-    changed = [row for row in root.find_all(cls="op-changed")][0]
+    changed = root.find(cls="op-changed")
     assert changed.find("li").text() == f"value: {HOSTILE!r} → {HOSTILE + '!'!r}"
     log_root = parse(render_log_html(new))
     assert log_root.find("p", cls="meta").text() == f"meta: {{'note': {HOSTILE!r}}}"

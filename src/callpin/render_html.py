@@ -70,18 +70,18 @@ def render_html(diff: Diff, *, context: int = 3) -> str:
 
     body: list[str] = [
         "<header><h1>callpin diff</h1>",
-        f"<p class=\"sides\">old: {_side_name(diff.old)} · new: {_side_name(diff.new)}</p>",
+        f'<p class="sides">old: {_side_name(diff.old)} · new: {_side_name(diff.new)}</p>',
     ]
     if diff.order != "strict" or diff.ignore:
         ignoring = f", ignoring {', '.join(diff.ignore)}" if diff.ignore else ""
         body.append(f"<p>order: {_e(diff.order)}{_e(ignoring)}</p>")
-    body.append(f"<p class=\"summary\">{_e(summary_line(diff))}</p>")
+    body.append(f'<p class="summary">{_e(summary_line(diff))}</p>')
     body.append(_thread_legend(old_steps, new_steps))
-    body.append("</header><main class=\"diff\">")
+    body.append('</header><main class="diff">')
     body.append(
-        "<div class=\"row heads\"><i></i>"
-        f"<span class=\"ix\">old</span>{_lane_heads(lanes)}"
-        f"<span class=\"ix\">new</span>{_lane_heads(lanes)}</div>"
+        '<div class="row heads"><i></i>'
+        f'<span class="ix">old</span>{_lane_heads(lanes)}'
+        f'<span class="ix">new</span>{_lane_heads(lanes)}</div>'
     )
     # Every new event is either shown in a row or counted by one skip row, in
     # order, so the events a skip folds are the next `hidden` new indices.
@@ -92,7 +92,7 @@ def render_html(diff: Diff, *, context: int = 3) -> str:
             folded = range(cursor, cursor + row.hidden)
             cursor += row.hidden
             noun = "event" if row.hidden == 1 else "events"
-            body.append(f"<details class=\"skip\"><summary>{row.hidden} equal {noun}</summary>")
+            body.append(f'<details class="skip"><summary>{row.hidden} equal {noun}</summary>')
             body.extend(
                 _diff_row(Row("equal", diff.aligned_old(j), j, None), old_steps, new_steps)
                 for j in folded
@@ -115,17 +115,21 @@ def render_log_html(log: Log) -> str:
     rules = ", ".join(one.name for one in log.rules.rules) or "none"
     body = [
         "<header><h1>callpin log</h1>",
-        f"<p class=\"sides\">{_side_name(log)} · fingerprint {_e(log.fingerprint)}"
+        f'<p class="sides">{_side_name(log)} · fingerprint {_e(log.fingerprint)}'
         f" · rules: {_e(rules)}</p>",
     ]
     if log.meta:
-        body.append(f"<p class=\"meta\">meta: {_e(repr(log.meta))}</p>")
+        body.append(f'<p class="meta">meta: {_e(repr(log.meta))}</p>')
     body.append(_thread_legend(steps))
-    body.append("</header><main class=\"log\">")
-    body.append(f"<div class=\"row heads\"><span class=\"ix\">#</span>{_lane_heads(lanes)}</div>")
-    body.extend(f"<div class=\"row\">{_cell(steps[i])}</div>" for i in range(len(steps)))
+    body.append('</header><main class="log">')
+    body.append(f'<div class="row heads"><span class="ix">#</span>{_lane_heads(lanes)}</div>')
+    body.extend(f'<div class="row">{_cell(steps[i])}</div>' for i in range(len(steps)))
     body.append("</main>")
-    return _page(f"callpin log: {log.path or '(in memory)'}", _stylesheet(LANE_WIDTH * len(lanes), sides=1), body)
+    return _page(
+        f"callpin log: {log.path or '(in memory)'}",
+        _stylesheet(LANE_WIDTH * len(lanes), sides=1),
+        body,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -208,19 +212,17 @@ def _bars(stack: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
 def _cell(step: _Step | None, *, index_link: str = "") -> str:
     """The index cell and the drawing of one event; an empty pair for a side without it."""
     if step is None:
-        return f"<span class=\"ix\">{index_link}</span><i class=\"seq\"></i>"
+        return f'<span class="ix">{index_link}</span><i class="seq"></i>'
     event = step.event
     thread = ""
     if event.thread != 1:
-        thread = f" <b class=\"{_thread_class(event.thread)}\">t{event.thread}</b>"
-    return f"<span class=\"ix\">{event.index}{thread}</span>{_drawing(step)}"
+        thread = f' <b class="{_thread_class(event.thread)}">t{event.thread}</b>'
+    return f'<span class="ix">{event.index}{thread}</span>{_drawing(step)}'
 
 
 def _drawing(step: _Step) -> str:
     event = step.event
-    parts = [
-        f"<svg class=\"seq {_thread_class(event.thread)}\"><title>{_e(_title(event))}</title>"
-    ]
+    parts = [f'<svg class="seq {_thread_class(event.thread)}"><title>{_e(_title(event))}</title>']
     last = len(step.bars) - 1
     for k, (lane, shift) in enumerate(step.bars):
         top, bottom = 0, ROW_HEIGHT
@@ -230,22 +232,24 @@ def _drawing(step: _Step) -> str:
             bottom = _ARROW_Y + 3
         x = _center(lane) - _BAR_WIDTH // 2 + 4 * shift
         parts.append(
-            f"<rect class=\"bar\" x=\"{x}\" y=\"{top}\" width=\"{_BAR_WIDTH}\" height=\"{bottom - top}\"/>"
+            f'<rect class="bar" x="{x}" y="{top}" width="{_BAR_WIDTH}" height="{bottom - top}"/>'
         )
     start, end = _lane_x(step, step.source), _lane_x(step, step.target)
     text_x = min(start, end) + 8
     if event.kind == "mark":
-        parts.append(f"<path class=\"mk\" d=\"M{start} {_ARROW_Y - 6}l6 6-6 6-6-6z\"/>")
+        parts.append(f'<path class="mk" d="M{start} {_ARROW_Y - 6}l6 6-6 6-6-6z"/>')
         text_x = start + 10
     elif start == end:
         # A call into the lane it comes from: a small loop back onto the lifeline.
-        parts.append(f"<path class=\"{_arrow_class(event)}\" d=\"M{start} 10h18v{_ARROW_Y - 10}h-18"
-                     f"m6-4l-6 4 6 4\"/>")
+        parts.append(
+            f'<path class="{_arrow_class(event)}" d="M{start} 10h18v{_ARROW_Y - 10}h-18'
+            f'm6-4l-6 4 6 4"/>'
+        )
         text_x = start + 24
     else:
         head = "m-6-4l6 4-6 4" if end > start else "m6-4l-6 4 6 4"
-        parts.append(f"<path class=\"{_arrow_class(event)}\" d=\"M{start} {_ARROW_Y}H{end}{head}\"/>")
-    parts.append(f"<text x=\"{text_x}\" y=\"{_TEXT_Y}\">{_e(_short(_caption(event)))}</text></svg>")
+        parts.append(f'<path class="{_arrow_class(event)}" d="M{start} {_ARROW_Y}H{end}{head}"/>')
+    parts.append(f'<text x="{text_x}" y="{_TEXT_Y}">{_e(_short(_caption(event)))}</text></svg>')
     return "".join(parts)
 
 
@@ -312,34 +316,36 @@ def _diff_row(
         # Its old place has a row of its own; this one shows the new place only.
         old = None
     if row.kind == "equal":
-        return f"<div class=\"row eq\"><i></i>{_cell(old)}{_cell(new)}</div>"
+        return f'<div class="row eq"><i></i>{_cell(old)}{_cell(new)}</div>'
     shown = new if new is not None else old
     assert shown is not None
     label = shown.event.label
     attributes = [
-        f"class=\"row op op-{row.kind}\"",
-        f"id=\"{'new' if row.new is not None else 'old'}-{row.new if row.new is not None else row.old}\"",
-        f"data-op=\"{row.kind}\"",
-        f"data-label=\"{_e(label)}\"",
+        f'class="row op op-{row.kind}"',
+        f'id="new-{row.new}"' if row.new is not None else f'id="old-{row.old}"',
+        f'data-op="{row.kind}"',
+        f'data-label="{_e(label)}"',
     ]
     if row.old is not None:
-        attributes.append(f"data-old=\"{row.old}\"")
+        attributes.append(f'data-old="{row.old}"')
     if row.new is not None:
-        attributes.append(f"data-new=\"{row.new}\"")
-    tag = f"<span class=\"tag\">{row.kind}</span>"
+        attributes.append(f'data-new="{row.new}"')
+    tag = f'<span class="tag">{row.kind}</span>'
     old_link = new_link = ""
     if partner:
         target_side, target_index = partner.split("-")
         where = "to new" if target_side == "new" else "from old"
-        tag = f"<a class=\"tag\" href=\"#{partner}\" title=\"moved {where} #{target_index}\">{row.kind}</a>"
+        tag = (
+            f'<a class="tag" href="#{partner}" title="moved {where} #{target_index}">{row.kind}</a>'
+        )
         if target_side == "new":
-            new_link = f"<a href=\"#{partner}\">→{target_index}</a>"
+            new_link = f'<a href="#{partner}">→{target_index}</a>'
         else:
-            old_link = f"<a href=\"#{partner}\">{target_index}→</a>"
+            old_link = f'<a href="#{partner}">{target_index}→</a>'
     fields = ""
     if row.fields:
         items = "".join(f"<li>{_e(render_field(change))}</li>" for change in row.fields)
-        fields = f"<ul class=\"fields\">{items}</ul>"
+        fields = f'<ul class="fields">{items}</ul>'
     return (
         f"<div {' '.join(attributes)}>{tag}{_cell(old, index_link=old_link)}"
         f"{_cell(new, index_link=new_link)}{fields}</div>"
@@ -360,10 +366,12 @@ def _side_name(log: Log) -> str:
 
 
 def _count_table(diff: Diff) -> str:
-    lines = ["<table class=\"counts\"><caption>counts</caption>"
-             "<tr><th>label</th><th>old</th><th>new</th></tr>"]
+    lines = [
+        '<table class="counts"><caption>counts</caption>'
+        "<tr><th>label</th><th>old</th><th>new</th></tr>"
+    ]
     for label, (before, after) in diff.counts.items():
-        differs = " class=\"differs\"" if before != after else ""
+        differs = ' class="differs"' if before != after else ""
         lines.append(f"<tr{differs}><td>{_e(label)}</td><td>{before}</td><td>{after}</td></tr>")
     lines.append("</table>")
     return "".join(lines)
@@ -374,12 +382,12 @@ def _count_table(diff: Diff) -> str:
 
 
 def _lane_heads(lanes: dict[str, int]) -> str:
-    parts = ["<svg class=\"seq head\">"]
+    parts = ['<svg class="seq head">']
     for name, lane in lanes.items():
         x = lane * LANE_WIDTH + 4
         parts.append(
-            f"<g><title>{_e(name)}</title><rect x=\"{x}\" y=\"1\" width=\"{LANE_WIDTH - 8}\" "
-            f"height=\"{ROW_HEIGHT - 2}\" rx=\"3\"/><text x=\"{_center(lane)}\" y=\"16\">"
+            f'<g><title>{_e(name)}</title><rect x="{x}" y="1" width="{LANE_WIDTH - 8}" '
+            f'height="{ROW_HEIGHT - 2}" rx="3"/><text x="{_center(lane)}" y="16">'
             f"{_e(_short(name, LANE_NAME_CHARS))}</text></g>"
         )
     parts.append("</svg>")
@@ -390,13 +398,13 @@ def _thread_legend(*sides: Iterable[_Step]) -> str:
     threads = sorted({step.event.thread for steps in sides for step in steps})
     if len(threads) < 2:
         return ""
-    items = " ".join(f"<b class=\"{_thread_class(t)}\">t{t}</b>" for t in threads)
-    return f"<p class=\"threads\">threads: {items}</p>"
+    items = " ".join(f'<b class="{_thread_class(t)}">t{t}</b>' for t in threads)
+    return f'<p class="threads">threads: {items}</p>'
 
 
 def _page(title: str, stylesheet: str, body: list[str]) -> str:
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{stylesheet}</style></head><body>\n"
         + "\n".join(part for part in body if part)
         + "\n</body></html>\n"
@@ -412,7 +420,8 @@ def _stylesheet(width: int, *, sides: int) -> str:
         ".summary{font-weight:bold}.meta{font-family:monospace;overflow-wrap:anywhere}",
         f".row{{display:grid;grid-template-columns:{columns};align-items:start}}",
         ".heads{position:sticky;top:0;background:#fff;z-index:1;border-bottom:1px solid #cbd2d9}",
-        f".ix{{font:11px/{ROW_HEIGHT}px monospace;text-align:right;padding-right:.5em;color:#4a5568}}",
+        f".ix{{font:11px/{ROW_HEIGHT}px monospace;text-align:right;padding-right:.5em;"
+        "color:#4a5568}",
         ".ix a{color:inherit}",
         f".seq{{display:block;width:{width}px;height:{ROW_HEIGHT}px;"
         f"background:linear-gradient(90deg,transparent {half - 1}px,#cbd2d9 {half - 1}px,"
@@ -421,7 +430,8 @@ def _stylesheet(width: int, *, sides: int) -> str:
         ".seq path{fill:none;stroke:var(--t);stroke-width:1.5}",
         ".seq .ret,.seq .raise{stroke-dasharray:4 3}.seq .mk{fill:var(--t)}",
         ".seq .bar{fill:#fff;stroke:var(--t)}",
-        ".head{background:none}.head rect{fill:#edf2f7;stroke:#718096}.head text{text-anchor:middle}",
+        ".head{background:none}.head rect{fill:#edf2f7;stroke:#718096}",
+        ".head text{text-anchor:middle}",
         ".tag{font:bold 11px/18px sans-serif;color:#fff;text-align:center;margin:3px 4px;"
         "border-radius:3px;text-decoration:none}",
         ".fields{grid-column:1/-1;margin:0 0 4px 11em;padding:0;list-style:none;"
@@ -437,5 +447,7 @@ def _stylesheet(width: int, *, sides: int) -> str:
     for n, color in enumerate(THREAD_COLORS, start=1):
         rules.append(f".t{n}{{--t:{color}}}b.t{n}{{color:{color}}}")
     for kind, color in OP_COLORS.items():
-        rules.append(f".op-{kind}{{background:{OP_TINTS[kind]}}}.op-{kind} .tag{{background:{color}}}")
+        rules.append(
+            f".op-{kind}{{background:{OP_TINTS[kind]}}}.op-{kind} .tag{{background:{color}}}"
+        )
     return "\n".join(rules)

@@ -257,13 +257,15 @@ def test_diff_context_applies_to_the_html_report(tmp_path):
 
 def test_diff_html_has_no_stat_form(logs):
     assert_one_line_error(
-        run("diff", "--format", "html", "--stat", logs["base"], logs["swapped"]), containing="--stat"
+        run("diff", "--format", "html", "--stat", logs["base"], logs["swapped"]),
+        containing="--stat",
     )
 
 
 def test_diff_text_and_json_can_be_written_to_a_file(logs, tmp_path):
     run("diff", "-o", tmp_path / "report.txt", "--color", logs["base"], logs["swapped"])
-    run("diff", "--format", "json", "--output", tmp_path / "report.json", logs["base"], logs["swapped"])
+    json_file = tmp_path / "report.json"
+    run("diff", "--format", "json", "--output", json_file, logs["base"], logs["swapped"])
     text = (tmp_path / "report.txt").read_text(encoding="utf-8")
     assert text == run("diff", "--no-color", logs["base"], logs["swapped"]).stdout
     assert "\x1b[" not in text
@@ -285,7 +287,8 @@ def test_output_replaces_an_existing_file_whole(logs, tmp_path):
     target = tmp_path / "report.html"
     target.write_text("x" * 100_000)
     run("show", "--format", "html", "-o", target, logs["base"])
-    assert target.read_text(encoding="utf-8") == run("show", "--format", "html", logs["base"]).stdout
+    expected = run("show", "--format", "html", logs["base"]).stdout
+    assert target.read_text(encoding="utf-8") == expected
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(logs, tmp_path, monkeypatch):

@@ -39,10 +39,22 @@ LOOKUP = [
 ]
 CHARGE = call("billing.charge_card", "card_A", amount=1500, currency="usd")
 RECEIPT = call("billing.send_receipt", "card_A", "renewed")
-OLD = [*LOOKUP, CHARGE, RECEIPT, call("ledger.record", "renewal", 1500),
-       call("audit.log", "renew"), mark("returned", {"ok": True})]
-NEW = [*LOOKUP, RECEIPT, CHARGE, call("ledger.record", "renewal", 0),
-       call("notify.slack", "renewed", thread=2), mark("returned", {"ok": True})]
+OLD = [
+    *LOOKUP,
+    CHARGE,
+    RECEIPT,
+    call("ledger.record", "renewal", 1500),
+    call("audit.log", "renew"),
+    mark("returned", {"ok": True}),
+]
+NEW = [
+    *LOOKUP,
+    RECEIPT,
+    CHARGE,
+    call("ledger.record", "renewal", 0),
+    call("notify.slack", "renewed", thread=2),
+    mark("returned", {"ok": True}),
+]
 KNOWN_OPS = {
     ("moved", "billing.send_receipt"),
     ("moved", "billing.charge_card"),
@@ -69,18 +81,45 @@ def _install_chromium(lock_folder: Path) -> tuple[str | None, str]:
         if found:
             return found, ""
         environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = ["apt-get", "install", "-y", "--no-install-recommends",
-                   "-o", "DPkg::Lock::Timeout=300", "chromium"]
+        install = [
+            "apt-get",
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "-o",
+            "DPkg::Lock::Timeout=300",
+            "chromium",
+        ]
         started = time.monotonic()
-        done = subprocess.run(install, env=environment, capture_output=True, text=True,
-                              timeout=APT_TIMEOUT, check=False)
+        done = subprocess.run(
+            install,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=APT_TIMEOUT,
+            check=False,
+        )
         if done.returncode != 0:
             # A fresh machine may not have the package lists yet.
-            subprocess.run(["apt-get", "update"], env=environment, capture_output=True,
-                           timeout=APT_TIMEOUT, check=False)
-            done = subprocess.run(install, env=environment, capture_output=True, text=True,
-                                  timeout=APT_TIMEOUT, check=False)
-        print(f"apt-get install chromium: exit {done.returncode} after {time.monotonic() - started:.0f}s")
+            subprocess.run(
+                ["apt-get", "update"],
+                env=environment,
+                capture_output=True,
+                timeout=APT_TIMEOUT,
+                check=False,
+            )
+            done = subprocess.run(
+                install,
+                env=environment,
+                capture_output=True,
+                text=True,
+                timeout=APT_TIMEOUT,
+                check=False,
+            )
+        print(
+            f"apt-get install chromium: exit {done.returncode}"
+            f" after {time.monotonic() - started:.0f}s"
+        )
     found = shutil.which("chromium")
     if found:
         return found, ""
@@ -107,14 +146,34 @@ def report(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     assert result.exit_code == 1, result.output
     screenshot = folder / "report.png"
     browser = [
-        chromium, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-        "--hide-scrollbars", "--force-color-profile=srgb", "--force-device-scale-factor=1",
+        chromium,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--force-color-profile=srgb",
+        "--force-device-scale-factor=1",
         f"--user-data-dir={folder / 'profile'}",
     ]
-    dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], capture_output=True,
-                         text=True, timeout=BROWSER_TIMEOUT, check=True).stdout
-    subprocess.run([*browser, f"--screenshot={screenshot}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
-                    page.as_uri()], capture_output=True, timeout=BROWSER_TIMEOUT, check=True)
+    dom = subprocess.run(
+        [*browser, "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=BROWSER_TIMEOUT,
+        check=True,
+    ).stdout
+    subprocess.run(
+        [
+            *browser,
+            f"--screenshot={screenshot}",
+            f"--window-size={WINDOW[0]},{WINDOW[1]}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=BROWSER_TIMEOUT,
+        check=True,
+    )
     return {"page": page, "dom": parse(dom), "screenshot": screenshot}
 
 
@@ -147,7 +206,9 @@ def test_the_screenshot_shows_every_op_colour(report):
     assert (width, height) == WINDOW
     seen = Counter(pixels)
     for kind, color in OP_COLORS.items():
-        assert seen[_rgb(color)] >= 100, f"{kind} ({color}) barely on screen: {seen[_rgb(color)]} pixels"
+        assert seen[_rgb(color)] >= 100, (
+            f"{kind} ({color}) barely on screen: {seen[_rgb(color)]} pixels"
+        )
         assert seen[_rgb(OP_TINTS[kind])] >= 1000, kind
 
 
@@ -160,7 +221,10 @@ def read_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     position, idat = 8, b""
     while position < len(data):
-        (length,), kind = struct.unpack(">I", data[position : position + 4]), data[position + 4 : position + 8]
+        (length,), kind = (
+            struct.unpack(">I", data[position : position + 4]),
+            data[position + 4 : position + 8],
+        )
         chunk = data[position + 8 : position + 8 + length]
         if kind == b"IHDR":
             width, height, depth, color_type, _, _, interlace = struct.unpack(">IIBBBBB", chunk)
