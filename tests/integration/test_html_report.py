@@ -80,42 +80,13 @@ def _install_chromium(lock_folder: Path) -> tuple[str | None, str]:
         found = shutil.which("chromium")
         if found:
             return found, ""
-        environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = [
-            "apt-get",
-            "install",
-            "-y",
-            "--no-install-recommends",
-            "-o",
-            "DPkg::Lock::Timeout=300",
-            "chromium",
-        ]
         started = time.monotonic()
-        done = subprocess.run(
-            install,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=APT_TIMEOUT,
-            check=False,
-        )
+        install = ["install", "-y", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=300"]
+        done = _apt(*install, "chromium")
         if done.returncode != 0:
             # A fresh machine may not have the package lists yet.
-            subprocess.run(
-                ["apt-get", "update"],
-                env=environment,
-                capture_output=True,
-                timeout=APT_TIMEOUT,
-                check=False,
-            )
-            done = subprocess.run(
-                install,
-                env=environment,
-                capture_output=True,
-                text=True,
-                timeout=APT_TIMEOUT,
-                check=False,
-            )
+            _apt("update")
+            done = _apt(*install, "chromium")
         print(
             f"apt-get install chromium: exit {done.returncode}"
             f" after {time.monotonic() - started:.0f}s"
@@ -125,6 +96,17 @@ def _install_chromium(lock_folder: Path) -> tuple[str | None, str]:
         return found, ""
     last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
     return None, f"apt-get could not install it ({last})"
+
+
+def _apt(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["apt-get", *arguments],
+        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        capture_output=True,
+        text=True,
+        timeout=APT_TIMEOUT,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="session")
