@@ -450,3 +450,14 @@ def test_every_event_is_accounted_for_exactly_once(exact_cells, old, new):
     assert result.same == (old == new)
     assert sum(n for n, _ in result.counts.values()) == len(old)
     assert sum(n for _, n in result.counts.values()) == len(new)
+
+
+def test_a_missing_event_after_a_changed_one_is_placed_after_it():
+    old = log_of(call("svc.a"), call("svc.b", 1), call("svc.gone"), call("svc.c"))
+    new = log_of(call("svc.a"), call("svc.b", 2), call("svc.new"), call("svc.c"))
+    result = diff(old, new)
+    missing = next(op for op in result.ops if op.op == "missing")
+    assert result.position(missing) == 2
+    assert [op.op for op in result.ops] == ["changed", "missing", "extra"]
+    assert result.position_in_new(0) == 0
+    assert result.position_in_new(2) == 2

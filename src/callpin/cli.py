@@ -8,9 +8,11 @@ click usage error or an `OSError` into one line on stderr and exit code 2.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections import Counter
@@ -26,6 +28,7 @@ from .errors import CallpinError, LogFormatError, UsageError
 from .logfile import KIND_CODES, load, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
 from .render import render_json, render_log, render_log_json, render_stat, render_text
+from .render_html import render_html, render_log_html
 
 EXIT_SAME = 0
 EXIT_DIFFERENT = 1
@@ -128,6 +131,47 @@ format_option = click.option(
     help="Text for people, JSON for machines.",
 )
 
+report_format_option = click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="Text for people, JSON for machines, HTML: one self-contained page with a "
+    "sequence diagram.",
+)
+output_option = click.option(
+    "-o",
+    "--output",
+    "destination",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Write the report to FILE (atomically) instead of stdout.",
+)
+
+
+def _emit(text: str, destination: str | None, *, color: bool = False) -> None:
+    """Print a report, or write it to `destination` through a temporary file and a rename,
+    so a reader never sees half a report and a failed write leaves the old file whole."""
+    if destination is None:
+        click.echo(text, nl=False, color=color)
+        return
+    folder, base = os.path.split(os.path.abspath(destination))
+    temp = os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, destination) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temp, destination)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
 
 # ---------------------------------------------------------------------------
 # Reading and comparing logs.
@@ -136,7 +180,8 @@ format_option = click.option(
 @cli.command("diff")
 @click.argument("old", type=click.Path())
 @click.argument("new", type=click.Path())
-@format_option
+@report_format_option
+@output_option
 @click.option("--stat", is_flag=True, help="Only the count table and the summary.")
 @click.option(
     "--context",
@@ -170,29 +215,36 @@ def diff_command(
     ignore: tuple[str, ...],
     order: str,
     color: bool | None,
+    destination: str | None,
 ) -> int:
     """Compare log NEW against log OLD: exit 0 identical, 1 different, 2 cannot compare."""
+    if output == "html" and stat:
+        raise UsageError("--stat has no HTML form; use --format text or json")
     result = diff(old, new, ignore=ignore, order=order)
     if output == "json":
-        click.echo(render_json(result, stat=stat), nl=False)
+        _emit(render_json(result, stat=stat), destination)
+    elif output == "html":
+        _emit(render_html(result, context=context), destination)
     else:
-        painted = _use_color(color)
+        painted = destination is None and _use_color(color)
         text = (
             render_stat(result, color=painted)
             if stat
             else render_text(result, context=context, color=painted)
         )
-        click.echo(text, color=painted)
+        _emit(text + "\n", destination, color=painted)
     return EXIT_SAME if result.same else EXIT_DIFFERENT
 
 
 @cli.command("show")
 @click.argument("log", type=click.Path())
-@format_option
-def show_command(log: str, output: str) -> int:
+@report_format_option
+@output_option
+def show_command(log: str, output: str, destination: str | None) -> int:
     """Print every event of LOG, one per line (stable: usable as a git textconv)."""
     loaded = load(log)
-    click.echo(render_log_json(loaded) if output == "json" else render_log(loaded), nl=False)
+    renderers = {"text": render_log, "json": render_log_json, "html": render_log_html}
+    _emit(renderers[output](loaded), destination)
     return EXIT_SAME
 
 

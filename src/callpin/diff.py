@@ -100,8 +100,14 @@ class Diff:
         self.order = order
         self.ignore = ignore
         self.runs: tuple[Run, ...] = tuple(sorted(runs, key=lambda run: run.new))
-        self._runs_by_old = sorted(runs, key=lambda run: run.old)
-        self._run_old_starts = [run.old for run in self._runs_by_old]
+        # Events aligned in place: the equal runs and each changed pair. An event of
+        # the old side only is placed after the nearest of them before it.
+        aligned = list(runs)
+        for op in ops:
+            if op.op == "changed" and op.old is not None and op.new is not None:
+                aligned.append(Run(op.old, op.new, 1))
+        self._aligned_by_old = sorted(aligned, key=lambda run: run.old)
+        self._aligned_old_starts = [run.old for run in self._aligned_by_old]
         self._run_new_starts = [run.new for run in self.runs]
         self.counts = counts
         self.ops: tuple[Op, ...] = tuple(sorted(ops, key=self._display_key))
@@ -123,13 +129,18 @@ class Diff:
         if op.new is not None:
             return op.new
         assert op.old is not None
+        return self.position_in_new(op.old)
+
+    def position_in_new(self, old_index: int) -> int:
+        """The index of the new event an old event would come before: just after the
+        aligned event (equal or changed) preceding it."""
         if self.order == "none":
             return len(self.new)
-        k = bisect_left(self._run_old_starts, op.old) - 1
+        k = bisect_left(self._aligned_old_starts, old_index) - 1
         if k < 0:
             return 0
-        run = self._runs_by_old[k]
-        return run.new + min(op.old - run.old, run.length)
+        run = self._aligned_by_old[k]
+        return run.new + min(old_index - run.old, run.length)
 
     def aligned_old(self, new_index: int) -> int | None:
         """The old index aligned with an equal new event, None when it is not in a run."""

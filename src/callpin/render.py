@@ -2,8 +2,8 @@
 
 `rows(diff, context)` lays a diff out once, as the sequence of lines a reader sees
 (differences, equal events around them, and markers for the equal stretches left
-out); `render_text` prints those rows, and a side-by-side HTML view (`render_html`)
-belongs here too, drawn from the same rows.
+out); `render_text` prints those rows, and the side-by-side HTML report
+(`render_html.py`) draws the same rows.
 """
 
 from __future__ import annotations
@@ -139,31 +139,41 @@ class Row(NamedTuple):
     hidden: int = 0
 
 
-def rows(diff: Diff, *, context: int = 3) -> list[Row]:
+def rows(diff: Diff, *, context: int = 3, origins: bool = False) -> list[Row]:
     """The differences in reading order, with up to `context` equal events around each.
 
-    Only the events shown are decoded. With order "none" there is no alignment, so
-    the differences are listed without context.
+    With `origins`, each moved event is also placed where it stood in the old log,
+    as a "moved" row with `new` None (and its own context), so the old side reads in
+    old order: what a side-by-side view needs. Only the events shown are decoded.
+    With order "none" there is no alignment, so the differences are listed without
+    context.
     """
     if diff.order == "none":
         return [_op_row(diff, op) for op in diff.ops]
-    # Positions on a doubled axis: new event j sits at 2j + 1, and a missing
-    # event shown before new event p sits at 2p, so sorting places each row.
+    # Positions on a doubled axis: new event j sits at 2j + 1, and an event of the
+    # old side only, shown before new event p, sits at 2p, so sorting places each
+    # row; old-side rows at one spot keep their old order.
     starts = [run.new for run in diff.runs]
-    placed: list[tuple[int, int, Row]] = []
+    placed: list[tuple[int, int, int, Row]] = []
     shown: set[int] = set()
-    for op in diff.ops:
-        at = diff.position(op)
-        placed.append((2 * at + (op.new is not None), 0, _op_row(diff, op)))
+
+    def place(at: int, on_new: bool, row: Row) -> None:
+        placed.append((2 * at + on_new, 0, -1 if on_new else row.old or 0, row))
         shown.update(_equal_before(diff.runs, starts, at, context))
-        shown.update(_equal_from(diff.runs, starts, at + (op.new is not None), context))
+        shown.update(_equal_from(diff.runs, starts, at + on_new, context))
+
+    for op in diff.ops:
+        place(diff.position(op), op.new is not None, _op_row(diff, op))
+        if origins and op.op == "moved":
+            assert op.old is not None
+            place(diff.position_in_new(op.old), False, Row("moved", op.old, None, diff.old[op.old]))
     for j in shown:
         event = diff.new[j]
-        placed.append((2 * j + 1, 1, Row("equal", diff.aligned_old(j), j, event)))
-    placed.sort(key=lambda item: (item[0], item[1]))
+        placed.append((2 * j + 1, 1, -1, Row("equal", diff.aligned_old(j), j, event)))
+    placed.sort(key=lambda item: item[:3])
     laid_out: list[Row] = []
     last = -1
-    for spot, _, row in placed:
+    for spot, _, _, row in placed:
         hidden = _between(last, spot)
         if hidden:
             laid_out.append(Row("skip", None, None, None, hidden=hidden))

@@ -223,6 +223,99 @@ def test_diff_renewals_dropped_clamp_names_the_amount(tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# HTML reports and -o/--output.
+
+
+@pytest.mark.parametrize(("other", "code"), [("same", 0), ("swapped", 1)])
+def test_diff_as_html_keeps_the_exit_code(logs, other, code):
+    result = run("diff", "--format", "html", logs["base"], logs[other])
+    assert result.exit_code == code
+    assert result.stdout.startswith("<!DOCTYPE html>")
+    assert result.stdout.count('data-op="moved"') == (0 if code == 0 else 4)
+
+
+def test_diff_as_html_to_a_file_writes_the_page_and_prints_nothing(logs, tmp_path):
+    target = tmp_path / "report.html"
+    result = run("diff", "--format", "html", "-o", target, logs["base"], logs["swapped"])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    assert 'class="row op op-moved"' in page
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".")]
+
+
+def test_diff_context_applies_to_the_html_report(tmp_path):
+    steps = [call("svc.step", k) for k in range(20)]
+    old = write(tmp_path / "old.cpin", *steps)
+    new = write(tmp_path / "new.cpin", *steps[:10], call("svc.other"), *steps[11:])
+    wide = run("diff", "--format", "html", "--context", "5", old, new).stdout
+    narrow = run("diff", "--format", "html", "--context", "1", old, new).stdout
+    assert "<summary>5 equal events</summary>" in wide
+    assert "<summary>9 equal events</summary>" in narrow
+
+
+def test_diff_html_has_no_stat_form(logs):
+    assert_one_line_error(
+        run("diff", "--format", "html", "--stat", logs["base"], logs["swapped"]),
+        containing="--stat",
+    )
+
+
+def test_diff_text_and_json_can_be_written_to_a_file(logs, tmp_path):
+    run("diff", "-o", tmp_path / "report.txt", "--color", logs["base"], logs["swapped"])
+    json_file = tmp_path / "report.json"
+    run("diff", "--format", "json", "--output", json_file, logs["base"], logs["swapped"])
+    text = (tmp_path / "report.txt").read_text(encoding="utf-8")
+    assert text == run("diff", "--no-color", logs["base"], logs["swapped"]).stdout
+    assert "\x1b[" not in text
+    document = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert document["summary"]["moved"] == 2
+
+
+def test_show_as_html_draws_every_event(logs, tmp_path):
+    target = tmp_path / "log.html"
+    result = run("show", "--format", "html", "-o", target, logs["swapped"])
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    page = target.read_text(encoding="utf-8")
+    assert page.count('<div class="row">') == 3
+    assert run("show", "--format", "html", logs["swapped"]).stdout == page
+
+
+def test_output_replaces_an_existing_file_whole(logs, tmp_path):
+    target = tmp_path / "report.html"
+    target.write_text("x" * 100_000)
+    run("show", "--format", "html", "-o", target, logs["base"])
+    expected = run("show", "--format", "html", logs["base"]).stdout
+    assert target.read_text(encoding="utf-8") == expected
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(logs, tmp_path, monkeypatch):
+    target = tmp_path / "report.html"
+    target.write_text("previous report")
+
+    def refuse(source, destination):
+        raise OSError(28, "No space left on device", source, None, destination)
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = run("diff", "--format", "html", "-o", target, logs["base"], logs["swapped"])
+    assert_one_line_error(result, containing="report.html: No space left on device")
+    assert target.read_text() == "previous report"
+    assert set(os.listdir(tmp_path)) == {"report.html", "base.cpin", "same.cpin", "swapped.cpin"}
+
+
+def test_output_into_a_missing_folder_is_a_one_line_error_naming_the_file(logs, tmp_path):
+    target = tmp_path / "absent" / "report.html"
+    result = run("show", "--format", "html", "-o", target, logs["base"])
+    assert_one_line_error(result, containing=f"{target}: No such file or directory")
+
+
+def test_output_to_a_folder_is_a_one_line_error(logs, tmp_path):
+    assert_one_line_error(run("show", "-o", tmp_path, logs["base"]), containing="--output")
+
+
+# ---------------------------------------------------------------------------
 # show, stats, verify.
 
 

@@ -1,0 +1,104 @@
+"""A small DOM for the HTML report tests, built with the standard library's html.parser.
+
+`parse(text)` gives the root `Element`; `root.find_all(tag, cls=..., **attrs)` finds
+elements below it and `element.text()` joins their text with entities decoded, as a
+browser shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from html.parser import HTMLParser
+
+VOID = {"meta", "link", "br", "hr", "img", "input", "source", "wbr", "area", "base", "col"}
+
+
+class Element:
+    def __init__(self, tag: str, attrs: dict[str, str], parent: Element | None) -> None:
+        self.tag = tag
+        self.attrs = attrs
+        self.parent = parent
+        self.children: list[Element | str] = []
+
+    @property
+    def classes(self) -> list[str]:
+        return self.attrs.get("class", "").split()
+
+    def walk(self) -> Iterator[Element]:
+        for child in self.children:
+            if isinstance(child, Element):
+                yield child
+                yield from child.walk()
+
+    def find_all(
+        self, tag: str | None = None, *, cls: str | None = None, **attrs: str
+    ) -> list[Element]:
+        return [
+            element
+            for element in self.walk()
+            if (tag is None or element.tag == tag)
+            and (cls is None or cls in element.classes)
+            and all(
+                element.attrs.get(name.replace("_", "-")) == value for name, value in attrs.items()
+            )
+        ]
+
+    def find(self, tag: str | None = None, *, cls: str | None = None, **attrs: str) -> Element:
+        found = self.find_all(tag, cls=cls, **attrs)
+        assert found, f"no <{tag or '*'}> with class {cls!r} and {attrs}"
+        return found[0]
+
+    def text(self) -> str:
+        return "".join(child if isinstance(child, str) else child.text() for child in self.children)
+
+    def __repr__(self) -> str:
+        return f"<{self.tag} {self.attrs}>"
+
+
+class _Builder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Element("#document", {}, None)
+        self.current = self.root
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, {name: value or "" for name, value in attrs}, self.current)
+        self.current.children.append(element)
+        if tag not in VOID:
+            self.current = element
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.current.children.append(
+            Element(tag, {name: value or "" for name, value in attrs}, self.current)
+        )
+
+    def handle_endtag(self, tag: str) -> None:
+        node: Element | None = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        if node is not None and node.parent is not None:
+            self.current = node.parent
+
+    def handle_data(self, data: str) -> None:
+        self.current.children.append(data)
+
+
+def parse(text: str) -> Element:
+    builder = _Builder()
+    builder.feed(text)
+    builder.close()
+    return builder.root
+
+
+def stylesheet_rules(root: Element) -> dict[str, str]:
+    """The inline stylesheet as {selector: declarations}, one entry per selector of a rule."""
+    css = "".join(style.text() for style in root.find_all("style"))
+    rules: dict[str, str] = {}
+    for block in css.split("}"):
+        selectors, _, declarations = block.partition("{")
+        for selector in selectors.split(","):
+            if selector.strip():
+                rules[selector.strip()] = (
+                    rules.get(selector.strip(), "") + declarations.strip() + ";"
+                )
+    return rules
