@@ -128,7 +128,7 @@ def _partial_reason(config: pytest.Config) -> str | None:
         if getattr(option, dest, False):
             return f"{flag}: no test ran"
     for flag, dest in (("-k", "keyword"), ("-m", "markexpr"), ("--deselect", "deselect"),
-                       ("--ignore", "ignorepath"), ("--ignore-glob", "ignore_glob"),
+                       ("--ignore", "ignore"), ("--ignore-glob", "ignore_glob"),
                        ("--lf", "lf"), ("--sw", "stepwise")):
         if getattr(option, dest, None):
             return f"{flag} selects part of the suite"
