@@ -27,12 +27,16 @@ def _empty_outbox():
 
 
 def test_renew_charges_then_sends_the_receipt(callpin):
-    with callpin.pin(spy=SPY, stub={SPY["billing.charge_card"]: callpin.returns({"ok": True})}) as rec:
+    with callpin.pin(
+        spy=SPY, stub={SPY["billing.charge_card"]: callpin.returns({"ok": True})}
+    ) as rec:
         rec.mark("returned", renewals.renew(ACTIVE))
 
 
 def test_renew_charges_a_credit_as_zero(callpin):
-    with callpin.pin(spy=SPY, stub={SPY["billing.charge_card"]: callpin.returns({"ok": True})}) as rec:
+    with callpin.pin(
+        spy=SPY, stub={SPY["billing.charge_card"]: callpin.returns({"ok": True})}
+    ) as rec:
         rec.mark("returned", renewals.renew({**ACTIVE, "amount": -300}))
 
 

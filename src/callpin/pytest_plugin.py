@@ -1,4 +1,4 @@
-"""The pytest plugin: the `callpin` fixture, baseline modes, CI refusal, unused baselines, quarantine.
+"""The pytest plugin: the `callpin` fixture, modes, CI refusal, unused baselines, quarantine.
 
 One `PinSession` per run holds the mode and the baselines folder and gathers what the
 tests did (written, updated, drifted, missing, used baselines) from the test reports'
@@ -15,7 +15,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,8 @@ from .errors import Drift, UsageError
 from .recorder import MODE_VARIABLE, MODES, ci_active, raises, returns
 
 if TYPE_CHECKING:
+    from pluggy import Result
+
     from .spy import SpySpec
 
 TODAY_VARIABLE = "CALLPIN_TODAY"
@@ -41,7 +43,7 @@ _WORKER_KEY = "callpin_partial"
 
 
 def today() -> dt.date:
-    """The date quarantines are judged by: CALLPIN_TODAY (YYYY-MM-DD) when set, else today in UTC."""
+    """The date quarantines are judged by: CALLPIN_TODAY (YYYY-MM-DD) if set, else today in UTC."""
     forced = os.environ.get(TODAY_VARIABLE)
     if forced:
         return dt.date.fromisoformat(forced)
@@ -123,13 +125,22 @@ def _owned(nodeid: str, parts: tuple[str, ...], *, collector: bool) -> bool:
 def _partial_reason(config: pytest.Config) -> str | None:
     """Why the command line selects less than the whole suite, or None when it selects all of it."""
     option = config.option
-    for flag, dest in (("--collect-only", "collectonly"), ("--setup-only", "setuponly"),
-                       ("--setup-plan", "setupplan")):
+    for flag, dest in (
+        ("--collect-only", "collectonly"),
+        ("--setup-only", "setuponly"),
+        ("--setup-plan", "setupplan"),
+    ):
         if getattr(option, dest, False):
             return f"{flag}: no test ran"
-    for flag, dest in (("-k", "keyword"), ("-m", "markexpr"), ("--deselect", "deselect"),
-                       ("--ignore", "ignore"), ("--ignore-glob", "ignore_glob"),
-                       ("--lf", "lf"), ("--sw", "stepwise")):
+    for flag, dest in (
+        ("-k", "keyword"),
+        ("-m", "markexpr"),
+        ("--deselect", "deselect"),
+        ("--ignore", "ignore"),
+        ("--ignore-glob", "ignore_glob"),
+        ("--lf", "lf"),
+        ("--sw", "stepwise"),
+    ):
         if getattr(option, dest, None):
             return f"{flag} selects part of the suite"
     if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
@@ -263,7 +274,11 @@ class PinSession:
             self.partial = reason
 
     def absorb(self, report: pytest.TestReport) -> None:
-        properties = [value for key, value in report.user_properties if key == _PROPERTY]
+        properties = [
+            value
+            for key, value in report.user_properties
+            if key == _PROPERTY and isinstance(value, str)
+        ]
         start = self._read.get(report.nodeid, 0)
         self._read[report.nodeid] = max(start, len(properties))
         for value in properties[start:]:
@@ -320,8 +335,15 @@ class PinSession:
             if self.prune:
                 pruned = self._prune(unused)
         return PinReport(
-            mode=self.mode, outcomes=self.outcomes, unchanged=self.unchanged, notes=self.notes,
-            partial=self.partial, unused=unused, pruned=pruned, prune=self.prune, strict=self.strict,
+            mode=self.mode,
+            outcomes=self.outcomes,
+            unchanged=self.unchanged,
+            notes=self.notes,
+            partial=self.partial,
+            unused=unused,
+            pruned=pruned,
+            prune=self.prune,
+            strict=self.strict,
         )
 
     # -- hooks -------------------------------------------------------------------------
@@ -397,28 +419,46 @@ _SESSION_KEY = pytest.StashKey[PinSession]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("callpin", "callpin: pinned interactions")
     group.addoption(
-        "--callpin-mode", dest="callpin_mode", choices=MODES, default=None,
+        "--callpin-mode",
+        dest="callpin_mode",
+        choices=MODES,
+        default=None,
         help="check (default): compare with the baselines; new: also write missing ones; "
-             "update: also rewrite those that differ. Default: $CALLPIN_MODE, else check.",
+        "update: also rewrite those that differ. Default: $CALLPIN_MODE, else check.",
     )
     group.addoption(
-        "--callpin-update", dest="callpin_mode", action="store_const", const="update",
+        "--callpin-update",
+        dest="callpin_mode",
+        action="store_const",
+        const="update",
         help="shorthand for --callpin-mode=update",
     )
     group.addoption(
-        "--callpin-dir", dest="callpin_dir", default=None, metavar="DIR",
+        "--callpin-dir",
+        dest="callpin_dir",
+        default=None,
+        metavar="DIR",
         help="the baselines folder; a relative one is taken from the rootdir (default: baselines)",
     )
     group.addoption(
-        "--callpin-prune", dest="callpin_prune", action="store_true", default=False,
+        "--callpin-prune",
+        dest="callpin_prune",
+        action="store_true",
+        default=False,
         help="delete the unused baselines a full run finds",
     )
     group.addoption(
-        "--callpin-strict", dest="callpin_strict", action="store_true", default=False,
+        "--callpin-strict",
+        dest="callpin_strict",
+        action="store_true",
+        default=False,
         help="fail the run when a full run finds unused baselines",
     )
     group.addoption(
-        "--callpin-report", dest="callpin_report", default=None, metavar="FILE",
+        "--callpin-report",
+        dest="callpin_report",
+        default=None,
+        metavar="FILE",
         help="write a JSON report of written, updated, drifted, missing and unused baselines",
     )
 
@@ -486,16 +526,19 @@ def _quarantine_terms(item: pytest.Item) -> tuple[dt.date, str] | str | None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, Result[pytest.CollectReport], None]:
     # A malformed quarantine fails the collection of its module, the way pytest treats
     # an unknown marker under --strict-markers. Raising a UsageError instead would
     # crash an xdist controller, because there the workers collect.
     outcome = yield
-    report: pytest.CollectReport = outcome.get_result()
+    report = outcome.get_result()
     if not report.passed:
         return
     problems = [
-        terms for item in report.result
+        terms
+        for item in report.result
         if isinstance(item, pytest.Item) and isinstance(terms := _quarantine_terms(item), str)
     ]
     if problems:
@@ -504,14 +547,16 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     if call.when != "call":
         return
     terms = _quarantine_terms(item)
     if terms is None:
         return
-    report: pytest.TestReport = outcome.get_result()
+    report = outcome.get_result()
     if isinstance(terms, str):
         # A marker added while the test ran escaped the check at collection.
         report.outcome = "failed"
@@ -530,7 +575,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.longrepr = f"{expired}\nthe pins match their baselines again: remove the marker"
     elif drift:
         report.outcome = "skipped"
-        report.wasxfail = f"callpin quarantine until {until.isoformat()}: {reason}"  # type: ignore[attr-defined]
+        report.wasxfail = f"callpin quarantine until {until.isoformat()}: {reason}"
 
 
 # ---------------------------------------------------------------------------
@@ -563,7 +608,8 @@ class PinFixture:
         if name in self._names:
             raise UsageError(
                 "callpin.pin() used twice in one test with the same name"
-                + (f" {name!r}" if name else "") + "; give each pin its own name"
+                + (f" {name!r}" if name else "")
+                + "; give each pin its own name"
             )
         self._names.add(name)
         path = self.path(name)
@@ -572,11 +618,17 @@ class PinFixture:
         if owner != (self._node.nodeid, name):
             raise UsageError(
                 f"{self._session.shown(path)} is already the baseline of {owner[0]}"
-                + (f" (pin {owner[1]!r})" if owner[1] else "") + "; give this pin another name"
+                + (f" (pin {owner[1]!r})" if owner[1] else "")
+                + "; give this pin another name"
             )
         return recorder.pin(
-            path, spy=spy, mode=self._session.mode, on_result=self._reporter(key),
-            create_command=self._create_command(), shown_as=self._session.shown(path), **options,
+            path,
+            spy=spy,
+            mode=self._session.mode,
+            on_result=self._reporter(key),
+            create_command=self._create_command(),
+            shown_as=self._session.shown(path),
+            **options,
         )
 
     def record(
@@ -609,4 +661,12 @@ def callpin(request: pytest.FixtureRequest) -> PinFixture:
     return PinFixture(request, request.config.stash[_SESSION_KEY])
 
 
-__all__ = ["PinFixture", "PinReport", "PinSession", "baseline_path", "baseline_stem", "callpin", "today"]
+__all__ = [
+    "PinFixture",
+    "PinReport",
+    "PinSession",
+    "baseline_path",
+    "baseline_stem",
+    "callpin",
+    "today",
+]

@@ -594,7 +594,8 @@ class Pin:
         self.diff: Diff | None = None
         self._on_result = on_result
         self._create_command = create_command or (
-            f"CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) to write {self.shown}"
+            "CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) "
+            f"to write {self.shown}"
         )
 
     def __enter__(self) -> Recording:
@@ -637,7 +638,8 @@ class Pin:
             if self.mode != "update":
                 raise
             self.recording.write(self.path)
-            self._report("updated", f"rewrote unreadable {self.shown} ({_count_events(len(new_log))})")
+            events = _count_events(len(new_log))
+            self._report("updated", f"rewrote unreadable {self.shown} ({events})")
             return
         if old_log.rules != new_log.rules:
             if self.mode == "update":
@@ -645,9 +647,9 @@ class Pin:
                 self._report("updated", f"rewrote {self.shown} with new normalization rules")
                 return
             raise RulesMismatch(
-                f"{self.shown} was recorded with rules {_rule_names(old_log.rules)}, this recording "
-                f"uses {_rule_names(new_log.rules)}: re-record the baseline (mode 'update') "
-                "or record with the baseline's rules"
+                f"{self.shown} was recorded with rules {_rule_names(old_log.rules)}, "
+                f"this recording uses {_rule_names(new_log.rules)}: re-record the baseline "
+                "(mode 'update') or record with the baseline's rules"
             )
         if old_log.fingerprint == new_log.fingerprint and len(old_log) == len(new_log):
             self._report("same")
@@ -661,7 +663,8 @@ class Pin:
             self._report("updated", f"updated {self.shown}: {summary_line(found)}")
             return
         self._report("drifted", f"drifted {self.shown}: {summary_line(found)}")
-        raise Drift(self.shown, found, f"interactions differ from {self.shown}\n{render_text(found)}")
+        rendered = f"interactions differ from {self.shown}\n{render_text(found)}"
+        raise Drift(self.shown, found, rendered)
 
 
 def _count_events(count: int) -> str:

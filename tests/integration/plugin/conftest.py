@@ -18,8 +18,16 @@ from .project import COLLAB, SHOP
 def _plugin_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     # The child pytest inherits this process's environment; CI=true (as on CI) would
     # refuse the writing modes these tests exercise.
-    for name in ("CI", "CALLPIN_MODE", "CALLPIN_TODAY", "CALLPIN_OUTPUT_DIR", "CALLPIN_PROBE",
-                 "SHOP_ORDER", "SHOP_AMOUNT", "PYTEST_ADDOPTS"):
+    for name in (
+        "CI",
+        "CALLPIN_MODE",
+        "CALLPIN_TODAY",
+        "CALLPIN_OUTPUT_DIR",
+        "CALLPIN_PROBE",
+        "SHOP_ORDER",
+        "SHOP_AMOUNT",
+        "PYTEST_ADDOPTS",
+    ):
         monkeypatch.delenv(name, raising=False)
     # Modules are re-imported between in-process runs; a .pyc from an earlier run of
     # the same second and size would be taken for the edited source.

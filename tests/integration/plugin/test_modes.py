@@ -24,10 +24,13 @@ def test_check_mode_fails_a_missing_baseline_with_the_command_that_creates_it(sh
     result = run(shop_test)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "E *callpin.errors.BaselineMissing: no baseline at baselines/test_shop/test_renew.cpin; "
-        "create it with: pytest test_shop.py::test_renew --callpin-mode=new",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "E *callpin.errors.BaselineMissing: no baseline at "
+            "baselines/test_shop/test_renew.cpin; "
+            "create it with: pytest test_shop.py::test_renew --callpin-mode=new",
+        ]
+    )
     assert baselines(shop_test) == []
 
 
@@ -42,18 +45,23 @@ def test_the_command_for_a_missing_baseline_writes_it(shop_test):
 
 
 def test_the_command_quotes_a_parametrized_id_for_the_shell(project):
-    project.makepyfile(test_shop=module_source("""
+    project.makepyfile(
+        test_shop=module_source("""
 @pytest.mark.parametrize("case", ["a b"])
 def test_renew(callpin, case):
     with callpin.pin(spy=["collab.charge"]):
         shop.renew()
-"""))
+""")
+    )
     result = run(project)
-    result.stdout.re_match_lines([
-        re.escape("E       callpin.errors.BaselineMissing: no baseline at ")
-        + r"baselines/test_shop/test_renew-a_b-[0-9a-f]{8}\.cpin; "
-        + re.escape("create it with: pytest 'test_shop.py::test_renew[a b]' --callpin-mode=new") + "$",
-    ])
+    result.stdout.re_match_lines(
+        [
+            re.escape("E       callpin.errors.BaselineMissing: no baseline at ")
+            + r"baselines/test_shop/test_renew-a_b-[0-9a-f]{8}\.cpin; "
+            + re.escape("create it with: pytest 'test_shop.py::test_renew[a b]' --callpin-mode=new")
+            + "$",
+        ]
+    )
     command = result.stdout.str().split("create it with: ", 1)[1].splitlines()[0]
     run(project, *shlex.split(command)[1:]).assert_outcomes(passed=1)
     assert run(project).ret == pytest.ExitCode.OK
@@ -66,19 +74,24 @@ def test_the_command_names_the_test_from_the_folder_pytest_started_in(project, m
     (tests / "test_shop.py").write_text(module_source(pinned_test()))
     monkeypatch.chdir(tests)
     result = run(project)
-    result.stdout.fnmatch_lines([
-        "*no baseline at baselines/suite/test_shop/test_renew.cpin; "
-        "create it with: pytest test_shop.py::test_renew --callpin-mode=new",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*no baseline at baselines/suite/test_shop/test_renew.cpin; "
+            "create it with: pytest test_shop.py::test_renew --callpin-mode=new",
+        ]
+    )
     run(project, "test_shop.py::test_renew", "--callpin-mode=new").assert_outcomes(passed=1)
     assert baselines(project) == ["baselines/suite/test_shop/test_renew.cpin"]
 
 
 def test_the_command_keeps_a_baselines_folder_given_on_the_command_line(shop_test):
     result = run(shop_test, "--callpin-dir=pins")
-    result.stdout.fnmatch_lines([
-        "*create it with: pytest test_shop.py::test_renew --callpin-mode=new --callpin-dir=pins",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*create it with: pytest test_shop.py::test_renew "
+            "--callpin-mode=new --callpin-dir=pins",
+        ]
+    )
 
 
 def test_new_mode_writes_a_missing_baseline(shop_test):
@@ -86,7 +99,9 @@ def test_new_mode_writes_a_missing_baseline(shop_test):
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1)
     assert baselines(shop_test) == [BASELINE]
-    result.stdout.fnmatch_lines(["new mode: 1 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"])
+    result.stdout.fnmatch_lines(
+        ["new mode: 1 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"]
+    )
 
 
 def test_check_mode_passes_when_the_calls_match_and_writes_nothing(shop_test):
@@ -94,7 +109,9 @@ def test_check_mode_passes_when_the_calls_match_and_writes_nothing(shop_test):
     before = read(shop_test, BASELINE)
     result = run(shop_test)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"])
+    result.stdout.fnmatch_lines(
+        ["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"]
+    )
     assert read(shop_test, BASELINE) == before
 
 
@@ -109,16 +126,20 @@ def test_new_mode_does_not_rewrite_a_baseline_that_differs(shop_test, monkeypatc
 
 
 @pytest.mark.parametrize("option", [["--callpin-mode=update"], ["--callpin-update"]])
-def test_update_mode_rewrites_a_baseline_that_differs_and_says_what_changed(shop_test, monkeypatch, option):
+def test_update_mode_rewrites_a_baseline_that_differs_and_says_what_changed(
+    shop_test, monkeypatch, option
+):
     run(shop_test, "--callpin-mode=new")
     before = read(shop_test, BASELINE)
     monkeypatch.setenv("SHOP_ORDER", "receipt-first")
     result = run(shop_test, *option)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines([
-        "update mode: 0 written, 1 updated, 0 drifted, 0 missing, 0 unchanged",
-        f"updated {BASELINE}: 2 differences: 2 moved, 0 missing, 0 extra, 0 changed",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "update mode: 0 written, 1 updated, 0 drifted, 0 missing, 0 unchanged",
+            f"updated {BASELINE}: 2 differences: 2 moved, 0 missing, 0 extra, 0 changed",
+        ]
+    )
     assert read(shop_test, BASELINE) != before
     assert run(shop_test).ret == pytest.ExitCode.OK
 
@@ -128,7 +149,9 @@ def test_update_mode_leaves_a_matching_baseline_alone(shop_test):
     path = shop_test.path / BASELINE
     stamp = path.stat().st_mtime_ns, path.stat().st_ino
     result = run(shop_test, "--callpin-update")
-    result.stdout.fnmatch_lines(["update mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"])
+    result.stdout.fnmatch_lines(
+        ["update mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"]
+    )
     assert (path.stat().st_mtime_ns, path.stat().st_ino) == stamp
 
 
@@ -155,9 +178,12 @@ def test_an_unknown_CALLPIN_MODE_is_a_usage_error(shop_test, monkeypatch):
     monkeypatch.setenv("CALLPIN_MODE", "overwrite")
     result = run(shop_test)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
-        "ERROR: callpin: CALLPIN_MODE='overwrite' is not a mode (choose from check, new, update)",
-    ])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: callpin: CALLPIN_MODE='overwrite' is not a mode "
+            "(choose from check, new, update)",
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -168,16 +194,20 @@ def test_an_unknown_CALLPIN_MODE_is_a_usage_error(shop_test, monkeypatch):
         ([], "update", "update"),
     ],
 )
-def test_writing_modes_are_refused_under_CI_at_start_up(shop_test, monkeypatch, arguments, variable, mode):
+def test_writing_modes_are_refused_under_CI_at_start_up(
+    shop_test, monkeypatch, arguments, variable, mode
+):
     monkeypatch.setenv("CI", "true")
     if variable:
         monkeypatch.setenv("CALLPIN_MODE", variable)
     result = run(shop_test, *arguments)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
-        f"ERROR: callpin: mode '{mode}' writes baselines and is refused under CI (CI=true); "
-        "refresh baselines locally, review and bless them",
-    ])
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: callpin: mode '{mode}' writes baselines and is refused under CI (CI=true); "
+            "refresh baselines locally, review and bless them",
+        ]
+    )
     assert "collected" not in result.stdout.str()
     assert baselines(shop_test) == []
 

@@ -30,9 +30,12 @@ def test_a_drift_is_xfail_until_the_date_inclusive(quarantined, monkeypatch, tod
     result = run(quarantined, "-rx")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(xfailed=1)
-    result.stdout.fnmatch_lines([
-        "XFAIL test_shop.py::test_renew - callpin quarantine until 2026-03-01: gateway reorders calls",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "XFAIL test_shop.py::test_renew - "
+            "callpin quarantine until 2026-03-01: gateway reorders calls",
+        ]
+    )
 
 
 def test_a_drift_fails_after_the_date_with_the_reason_and_the_diff(quarantined, monkeypatch):
@@ -41,12 +44,14 @@ def test_a_drift_fails_after_the_date_with_the_reason_and_the_diff(quarantined, 
     result = run(quarantined)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=1)
-    result.stdout.re_match_lines([
-        r"^quarantine expired on 2026-03-01: gateway reorders calls$",
-        r"^interactions differ from baselines/test_shop/test_renew\.cpin$",
-        r"^moved\s+1\s+0\s+collab\.receipt\('ada@example\.com', 10\)$",
-        r"^moved\s+0\s+1\s+collab\.charge\('card_A', 10\)$",
-    ])
+    result.stdout.re_match_lines(
+        [
+            r"^quarantine expired on 2026-03-01: gateway reorders calls$",
+            r"^interactions differ from baselines/test_shop/test_renew\.cpin$",
+            r"^moved\s+1\s+0\s+collab\.receipt\('ada@example\.com', 10\)$",
+            r"^moved\s+0\s+1\s+collab\.charge\('card_A', 10\)$",
+        ]
+    )
 
 
 def test_a_matching_pin_passes_while_quarantined(quarantined, monkeypatch):
@@ -58,18 +63,25 @@ def test_a_matching_pin_fails_after_the_date_so_the_marker_goes(quarantined, mon
     monkeypatch.setenv("CALLPIN_TODAY", "2026-03-02")
     result = run(quarantined)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "quarantine expired on 2026-03-01: gateway reorders calls",
-        "the pins match their baselines again: remove the marker",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "quarantine expired on 2026-03-01: gateway reorders calls",
+            "the pins match their baselines again: remove the marker",
+        ]
+    )
 
 
 @pytest.mark.parametrize("today", ["2026-02-01", "2026-04-01"])
 def test_a_failure_that_is_not_a_drift_is_never_quarantined(project, monkeypatch, today):
-    project.makepyfile(test_shop=module_source(QUARANTINED + """
+    project.makepyfile(
+        test_shop=module_source(
+            QUARANTINED
+            + """
 def test_renew(callpin):
     assert 1 + 1 == 3, "arithmetic"
-"""))
+"""
+        )
+    )
     monkeypatch.setenv("CALLPIN_TODAY", today)
     result = run(project)
     result.assert_outcomes(failed=1)
@@ -92,24 +104,28 @@ USAGE = "@pytest.mark.callpin_quarantine needs until='YYYY-MM-DD' and reason='..
     ids=["no-until", "no-reason", "empty-reason", "positional", "not-a-date"],
 )
 def test_a_malformed_quarantine_stops_the_run_at_collection(project, arguments, problem):
-    project.makepyfile(test_shop=module_source(
-        f"@pytest.mark.callpin_quarantine({arguments})\n" + pinned_test()
-    ))
+    project.makepyfile(
+        test_shop=module_source(f"@pytest.mark.callpin_quarantine({arguments})\n" + pinned_test())
+    )
     result = run(project)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([
-        "*ERROR collecting test_shop.py*",
-        f"test_shop.py::test_renew: {problem}".replace("[", "[[]"),
-        "*Interrupted: 1 error during collection*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting test_shop.py*",
+            f"test_shop.py::test_renew: {problem}".replace("[", "[[]"),
+            "*Interrupted: 1 error during collection*",
+        ]
+    )
 
 
 def test_a_malformed_CALLPIN_TODAY_is_a_usage_error(quarantined, monkeypatch):
     monkeypatch.setenv("CALLPIN_TODAY", "tomorrow")
     result = run(quarantined)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: callpin: CALLPIN_TODAY='tomorrow' is not a YYYY-MM-DD date"])
+    result.stderr.fnmatch_lines(
+        ["ERROR: callpin: CALLPIN_TODAY='tomorrow' is not a YYYY-MM-DD date"]
+    )
 
 
 def test_the_marker_is_registered_for_strict_markers(project, monkeypatch):

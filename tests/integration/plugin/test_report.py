@@ -1,4 +1,4 @@
-"""The end-of-run report: the terminal section (only when callpin had something to say) and --callpin-report."""
+"""The end-of-run report: the terminal section (only when there is news) and --callpin-report."""
 
 from __future__ import annotations
 
@@ -14,36 +14,46 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture
 def mixed(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """One run's worth of everything: an unchanged, a drifted, a missing baseline, and an unused one."""
-    project.makepyfile(test_shop=module_source(pinned_test("test_same"), pinned_test("test_drifts")))
+    """Something of everything: an unchanged, a drifted, a missing and an unused baseline."""
+    project.makepyfile(
+        test_shop=module_source(pinned_test("test_same"), pinned_test("test_drifts"))
+    )
     run(project, "--callpin-mode=new").assert_outcomes(passed=2)
-    project.makepyfile(test_shop=module_source(
-        pinned_test("test_same"),
-        """
+    project.makepyfile(
+        test_shop=module_source(
+            pinned_test("test_same"),
+            """
 def test_drifts(callpin, monkeypatch):
     monkeypatch.setenv("SHOP_ORDER", "receipt-first")
     with callpin.pin(spy=["collab.charge", "collab.receipt"]):
         shop.renew()
 """,
-        pinned_test("test_new"),
-    ))
-    shutil.copy(project.path / "baselines/test_shop/test_same.cpin", project.path / "baselines/test_shop/test_old.cpin")
+            pinned_test("test_new"),
+        )
+    )
+    shutil.copy(
+        project.path / "baselines/test_shop/test_same.cpin",
+        project.path / "baselines/test_shop/test_old.cpin",
+    )
     return project
 
 
 def test_the_terminal_section_counts_and_lists(mixed):
     result = run(mixed)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.re_match_lines([
-        r"^=+ callpin =+$",
-        r"^check mode: 0 written, 0 updated, 1 drifted, 1 missing, 1 unchanged$",
-        r"^drifted baselines/test_shop/test_drifts\.cpin: 2 differences: 2 moved, 0 missing, 0 extra, 0 changed$",
-        r"^write the missing baselines with --callpin-mode=new$",
-        r"^1 unused baseline:$",
-        r"^  baselines/test_shop/test_old\.cpin$",
-        r"^remove them with --callpin-prune$",
-        r"^=+ short test summary info =+$",
-    ])
+    result.stdout.re_match_lines(
+        [
+            r"^=+ callpin =+$",
+            r"^check mode: 0 written, 0 updated, 1 drifted, 1 missing, 1 unchanged$",
+            r"^drifted baselines/test_shop/test_drifts\.cpin: "
+            r"2 differences: 2 moved, 0 missing, 0 extra, 0 changed$",
+            r"^write the missing baselines with --callpin-mode=new$",
+            r"^1 unused baseline:$",
+            r"^  baselines/test_shop/test_old\.cpin$",
+            r"^remove them with --callpin-prune$",
+            r"^=+ short test summary info =+$",
+        ]
+    )
 
 
 def test_the_json_report_lists_every_outcome(mixed, monkeypatch):
@@ -65,7 +75,14 @@ def test_the_json_report_lists_every_outcome(mixed, monkeypatch):
 
 
 def test_the_json_report_of_a_partial_run_writing_baselines(mixed):
-    run(mixed, "--callpin-update", "--callpin-prune", "--callpin-report=callpin.json", "-k", "new or drifts")
+    run(
+        mixed,
+        "--callpin-update",
+        "--callpin-prune",
+        "--callpin-report=callpin.json",
+        "-k",
+        "new or drifts",
+    )
     report = json.loads((mixed.path / "callpin.json").read_text())
     assert report == {
         "mode": "update",
@@ -113,10 +130,12 @@ def test_a_section_for_unused_baselines_even_when_no_test_uses_callpin(project):
     (project.path / "baselines").mkdir()
     (project.path / "baselines" / "test_old.cpin").write_bytes(b"")
     result = run(project)
-    result.stdout.fnmatch_lines([
-        "*= callpin =*",
-        "check mode: 0 written, 0 updated, 0 drifted, 0 missing, 0 unchanged",
-        "1 unused baseline:",
-        "  baselines/test_old.cpin",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*= callpin =*",
+            "check mode: 0 written, 0 updated, 0 drifted, 0 missing, 0 unchanged",
+            "1 unused baseline:",
+            "  baselines/test_old.cpin",
+        ]
+    )
     assert baselines(project) == ["baselines/test_old.cpin"]

@@ -1,4 +1,4 @@
-"""Unused baselines: found only by a full run, never those of skipped tests; --callpin-prune, --callpin-strict."""
+"""Unused baselines: found by full runs only, never a skipped test's; pruning; strict."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ UNUSED = ["baselines/test_removed/test_x.cpin", "baselines/test_shop/test_gone.c
 
 @pytest.fixture
 def suite(project: pytest.Pytester) -> pytest.Pytester:
-    """Three pinned tests with their baselines, two baselines no test uses, and a non-baseline file."""
+    """Three pinned tests and their baselines, two unused baselines, and a non-baseline file."""
     project.makepyfile(
         test_shop=module_source(pinned_test("test_renew"), pinned_test("test_refund")),
         test_more=module_source(pinned_test("test_other")),
@@ -34,17 +34,22 @@ def suite(project: pytest.Pytester) -> pytest.Pytester:
 
 
 def unused_lines(paths: list[str]) -> list[str]:
-    return [f"{len(paths)} unused baseline{'s' if len(paths) != 1 else ''}:", *(f"  {p}" for p in paths)]
+    return [
+        f"{len(paths)} unused baseline{'s' if len(paths) != 1 else ''}:",
+        *(f"  {p}" for p in paths),
+    ]
 
 
 def test_a_full_run_lists_the_baselines_no_test_used(suite):
     result = run(suite)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines([
-        "check mode: 0 written, 0 updated, 0 drifted, 0 missing, 3 unchanged",
-        *unused_lines(UNUSED),
-        "remove them with --callpin-prune",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "check mode: 0 written, 0 updated, 0 drifted, 0 missing, 3 unchanged",
+            *unused_lines(UNUSED),
+            "remove them with --callpin-prune",
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -63,7 +68,9 @@ def test_a_full_run_lists_the_baselines_no_test_used(suite):
 def test_a_partial_run_neither_lists_nor_prunes_unused_baselines(suite, arguments, reason):
     result = run(suite, "--callpin-prune", *arguments)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines([f"unused baselines not checked, nothing pruned: not a full run ({reason})"])
+    result.stdout.fnmatch_lines(
+        [f"unused baselines not checked, nothing pruned: not a full run ({reason})"]
+    )
     result.stdout.no_fnmatch_line("*unused baseline*:")
     assert baselines(suite) == sorted([*USED, *UNUSED, "baselines/MANIFEST"])
 
@@ -81,9 +88,11 @@ def pytest_collection_modifyitems(config, items):
     config.hook.pytest_deselected(items=dropped)
 """)
     result = run(suite, "--callpin-prune")
-    result.stdout.fnmatch_lines([
-        "unused baselines not checked, nothing pruned: not a full run (tests were deselected)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "unused baselines not checked, nothing pruned: not a full run (tests were deselected)",
+        ]
+    )
     assert "baselines/test_more/test_other.cpin" in baselines(suite)
 
 
@@ -126,31 +135,45 @@ def test_the_baseline_of_a_test_that_did_not_reach_its_pin_is_not_unused(suite, 
 def test_the_baseline_of_a_removed_test_is_unused(suite):
     suite.makepyfile(test_shop=module_source(pinned_test("test_renew")))
     result = run(suite)
-    result.stdout.fnmatch_lines(unused_lines(sorted(["baselines/test_shop/test_refund.cpin", *UNUSED])))
+    result.stdout.fnmatch_lines(
+        unused_lines(sorted(["baselines/test_shop/test_refund.cpin", *UNUSED]))
+    )
 
 
 def test_a_test_that_failed_between_two_pins_keeps_both_baselines(suite):
-    suite.makepyfile(test_shop=module_source(pinned_test("test_renew"), """
+    suite.makepyfile(
+        test_shop=module_source(
+            pinned_test("test_renew"),
+            """
 def test_refund(callpin):
     with callpin.pin("first", spy=["collab.charge"]):
         shop.renew()
     with callpin.pin("second", spy=["collab.receipt"]):
         shop.renew()
-"""))
+""",
+        )
+    )
     run(suite, "--callpin-mode=new").assert_outcomes(passed=3)
-    suite.makepyfile(test_shop=module_source(pinned_test("test_renew"), """
+    suite.makepyfile(
+        test_shop=module_source(
+            pinned_test("test_renew"),
+            """
 def test_refund(callpin):
     with callpin.pin("first", spy=["collab.charge"]):
         shop.renew()
     assert False, "broke between the pins"
-"""))
+""",
+        )
+    )
     result = run(suite)
     result.stdout.fnmatch_lines(unused_lines(UNUSED))
     assert "test_refund-second.cpin" not in result.stdout.str()
 
 
 def test_the_baselines_of_a_skipped_module_are_not_unused(suite):
-    suite.makepyfile(test_more='import pytest\npytest.skip("no gateway", allow_module_level=True)\n')
+    suite.makepyfile(
+        test_more='import pytest\npytest.skip("no gateway", allow_module_level=True)\n'
+    )
     result = run(suite)
     result.stdout.fnmatch_lines(unused_lines(UNUSED))
 
@@ -171,7 +194,9 @@ def test_strict_fails_a_full_run_with_unused_baselines(suite):
     result.stdout.fnmatch_lines(["2 unused baselines (--callpin-strict: the run fails):"])
 
 
-@pytest.mark.parametrize("arguments", [["--callpin-prune"], ["-k", "renew"]], ids=["pruned", "partial"])
+@pytest.mark.parametrize(
+    "arguments", [["--callpin-prune"], ["-k", "renew"]], ids=["pruned", "partial"]
+)
 def test_strict_passes_when_nothing_unused_is_left_or_nothing_was_checked(suite, arguments):
     assert run(suite, "--callpin-strict", *arguments).ret == pytest.ExitCode.OK
 
@@ -185,9 +210,11 @@ def test_strict_passes_a_full_run_without_unused_baselines(suite):
 def test_collection_errors_make_the_run_partial(suite):
     suite.makepyfile(test_broken="def test_(:\n")
     result = run(suite, "--continue-on-collection-errors", "--callpin-prune")
-    result.stdout.fnmatch_lines([
-        "unused baselines not checked, nothing pruned: not a full run (collection errors)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "unused baselines not checked, nothing pruned: not a full run (collection errors)",
+        ]
+    )
     assert "baselines/test_shop/test_gone.cpin" in baselines(suite)
 
 
@@ -195,7 +222,9 @@ def test_a_run_stopped_by_a_failure_is_partial(suite, monkeypatch):
     monkeypatch.setenv("SHOP_ORDER", "receipt-first")
     result = run(suite, "-x", "--callpin-prune")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "unused baselines not checked, nothing pruned: not a full run (the run stopped early)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "unused baselines not checked, nothing pruned: not a full run (the run stopped early)",
+        ]
+    )
     assert "baselines/test_shop/test_gone.cpin" in baselines(suite)
