@@ -27,6 +27,10 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*[A-Za-z0-9_-]$|^[A-Za-z0-9
         # fixed values, so a name never changes between runs, machines or versions.
         ("test_x.py::test_y[a::b]", ("test_x", "test_y-a__b-80a74f34")),
         (
+            "tests/test_renewals.py::test_renew[a b]",
+            ("tests", "test_renewals", "test_renew-a_b-ef9ba058"),
+        ),
+        (
             "tests/test_x.py::test_y[ünïcødé with spaces/and slashes]",
             ("tests", "test_x", "test_y-_n_c_d__with_spaces_and_slashes-f913fc25"),
         ),
@@ -143,7 +147,7 @@ def test_the_report_counts_then_notes_then_unused():
         "write the missing baselines with --callpin-mode=new",
         "1 unused baseline:",
         "  b/old.cpin",
-        "remove them with --callpin-prune",
+        "remove with --callpin-prune",
     ]
 
 

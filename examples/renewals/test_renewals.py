@@ -12,10 +12,9 @@ import pytest
 
 from examples.renewals import billing, renewals
 
-SPY = {
-    "billing.charge_card": "examples.renewals.billing.charge_card",
-    "billing.send_receipt": "examples.renewals.billing.send_receipt",
-}
+CHARGE_CARD = "examples.renewals.billing.charge_card"
+SEND_RECEIPT = "examples.renewals.billing.send_receipt"
+SPY = {"billing.charge_card": CHARGE_CARD, "billing.send_receipt": SEND_RECEIPT}
 ACTIVE = {"id": 42, "card": "card_A", "email": "ada@example.com", "amount": 1500}
 
 
@@ -27,16 +26,12 @@ def _empty_outbox():
 
 
 def test_renew_charges_then_sends_the_receipt(callpin):
-    with callpin.pin(
-        spy=SPY, stub={SPY["billing.charge_card"]: callpin.returns({"ok": True})}
-    ) as rec:
+    with callpin.pin(spy=SPY, stub={CHARGE_CARD: callpin.returns({"ok": True})}) as rec:
         rec.mark("returned", renewals.renew(ACTIVE))
 
 
 def test_renew_charges_a_credit_as_zero(callpin):
-    with callpin.pin(
-        spy=SPY, stub={SPY["billing.charge_card"]: callpin.returns({"ok": True})}
-    ) as rec:
+    with callpin.pin(spy=SPY, stub={CHARGE_CARD: callpin.returns({"ok": True})}) as rec:
         rec.mark("returned", renewals.renew({**ACTIVE, "amount": -300}))
 
 

@@ -204,7 +204,7 @@ class PinReport:
             verdict = " (--callpin-strict: the run fails)" if self.strict else ""
             yield f"{len(self.unused)} unused baseline{_plural(self.unused)}{verdict}:"
             yield from (f"  {path}" for path in self.unused)
-            yield "remove them with --callpin-prune"
+            yield "remove with --callpin-prune"
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -50,7 +50,7 @@ def test_the_terminal_section_counts_and_lists(mixed):
             r"^write the missing baselines with --callpin-mode=new$",
             r"^1 unused baseline:$",
             r"^  baselines/test_shop/test_old\.cpin$",
-            r"^remove them with --callpin-prune$",
+            r"^remove with --callpin-prune$",
             r"^=+ short test summary info =+$",
         ]
     )

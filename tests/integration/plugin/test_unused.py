@@ -47,7 +47,7 @@ def test_a_full_run_lists_the_baselines_no_test_used(suite):
         [
             "check mode: 0 written, 0 updated, 0 drifted, 0 missing, 3 unchanged",
             *unused_lines(UNUSED),
-            "remove them with --callpin-prune",
+            "remove with --callpin-prune",
         ]
     )
 
