@@ -1,41 +1,53 @@
-"""The pytest plugin: the `callpin` fixture, baseline modes, CI safety, unused baselines, quarantine.
+"""The pytest plugin: the `callpin` fixture, modes, CI refusal, unused baselines, quarantine.
 
-One `PinSession` per run holds the mode and the baselines folder, and gathers what the
-tests did (written, updated, drifted, missing, used baselines) from the test reports, so
-the same code works in one process and on an xdist controller. Baseline names come
-from one function, `baseline_stem`.
+One `PinSession` per run holds the mode and the baselines folder and gathers what the
+tests did (written, updated, drifted, missing, used baselines) from the test reports'
+`user_properties`, so the same code works in one process and on an xdist controller.
+Baseline names come from one function, `baseline_stem`; the end-of-run verdict is a
+`PinReport`, which yields the terminal lines and the JSON document.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+import shlex
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import xxhash
 
 from . import recorder
-from .errors import BaselineMissing, Drift
-from .recorder import MODES, ci_active, raises, returns
+from .errors import Drift, UsageError
+from .recorder import MODE_VARIABLE, MODES, ci_active, raises, returns
+
+if TYPE_CHECKING:
+    from pluggy import Result
+
+    from .spy import SpySpec
+
+TODAY_VARIABLE = "CALLPIN_TODAY"
+QUARANTINE = "callpin_quarantine"
+OUTCOMES = ("written", "updated", "drifted", "missing")
 
 _PROPERTY = "callpin"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 _MAX_COMPONENT = 100
-_QUARANTINE = "callpin_quarantine"
+_WORKER_KEY = "callpin_partial"
 
 
 def today() -> dt.date:
-    """The date quarantines are judged by: `CALLPIN_TODAY` (YYYY-MM-DD) when set, else today in UTC."""
-    forced = os.environ.get("CALLPIN_TODAY")
+    """The date quarantines are judged by: CALLPIN_TODAY (YYYY-MM-DD) if set, else today in UTC."""
+    forced = os.environ.get(TODAY_VARIABLE)
     if forced:
         return dt.date.fromisoformat(forced)
-    return dt.datetime.now(dt.timezone.utc).date()
+    return dt.datetime.now(dt.UTC).date()
 
 
 # ---------------------------------------------------------------------------
@@ -45,281 +57,525 @@ def today() -> dt.date:
 def _component(text: str) -> str:
     """One path component that every filesystem accepts and that never escapes its folder.
 
-    Anything outside [A-Za-z0-9._-] becomes `_`, leading dots are dropped, and whenever
-    that changed the text, or it is too long, a hash of the original keeps it unique.
+    Anything outside [A-Za-z0-9._-] becomes `_` and leading and trailing dots are
+    dropped (`..` is never a component; Windows drops trailing dots). Whenever that
+    changed the text, or the text is too long, a hash of the original keeps it unique.
     """
-    cleaned = _SAFE.sub("_", text).lstrip(".") or "_"
+    cleaned = _SAFE.sub("_", text).strip(".") or "_"
     if cleaned != text or len(cleaned) > _MAX_COMPONENT:
         digest = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))[:8]
         cleaned = f"{cleaned[: _MAX_COMPONENT - 9]}-{digest}"
     return cleaned
 
 
-def baseline_stem(nodeid: str) -> tuple[str, ...]:
-    """Path components of a test's baseline, without the `.cpin`: file path, then test name.
+def _split(nodeid: str) -> tuple[list[str], str]:
+    """A node id as its test file's folders (without `.py`) and its test name, unsanitized.
 
-    `tests/test_renewals.py::TestRenew::test_renew[active]` →
-    `("tests", "test_renewals", "TestRenew.test_renew-active")`.
+    The name joins classes and function with `.` and a parameter id with `-`; it is
+    empty for a module's node id.
     """
     file_part, _, rest = nodeid.partition("::")
     file_path = file_part[:-3] if file_part.endswith(".py") else file_part
-    folders = [_component(part) for part in file_path.split("/") if part not in ("", ".", "..")]
-    name, _, param = rest.partition("[")
+    folders = [part for part in file_path.split("/") if part not in ("", ".", "..")]
+    name, bracket, param = rest.partition("[")
     test = name.replace("::", ".")
-    if param:
+    if bracket:
         test = f"{test}-{param[:-1] if param.endswith(']') else param}"
-    return (*folders, _component(test or "_"))
+    return folders, test
+
+
+def baseline_stem(nodeid: str) -> tuple[str, ...]:
+    """Path components of a test's baseline, without `.cpin`: its file's folders, then its name.
+
+    `tests/test_renewals.py::TestRenew::test_renew[active]` gives
+    `("tests", "test_renewals", "TestRenew.test_renew-active")`. Every component is
+    sanitized on its own, so no node id can name a path outside the baselines folder.
+    """
+    folders, test = _split(nodeid)
+    return (*(_component(part) for part in folders), _component(test or "_"))
 
 
 def baseline_path(root: Path, nodeid: str, name: str | None = None) -> Path:
+    """The baseline of test `nodeid` under `root`: `<stem>.cpin`, or `<stem>-<name>.cpin`."""
     *folders, test = baseline_stem(nodeid)
-    file_name = f"{test}-{_component(name)}" if name else test
+    file_name = test if name is None else f"{test}-{_component(name)}"
     return root.joinpath(*folders, f"{file_name}.cpin")
 
 
+def _owned(nodeid: str, parts: tuple[str, ...], *, collector: bool) -> bool:
+    """Whether the baseline at `parts` (relative to the baselines folder) may belong to `nodeid`.
+
+    A test owns `<stem>.cpin` and its named pins `<stem>-*.cpin`; a module owns its
+    whole folder; a class owns the names that start with it.
+    """
+    folders, test = _split(nodeid)
+    if parts[:-1] != tuple(_component(part) for part in folders):
+        return False
+    if collector:
+        prefix = _SAFE.sub("_", test).strip(".")
+        return not prefix or parts[-1].startswith(f"{prefix}.")
+    stem = _component(test or "_")
+    return parts[-1] == f"{stem}.cpin" or parts[-1].startswith(f"{stem}-")
+
+
 # ---------------------------------------------------------------------------
-# The session: mode, folder, and what happened.
+# What a run covered.
+
+
+def _partial_reason(config: pytest.Config) -> str | None:
+    """Why the command line selects less than the whole suite, or None when it selects all of it."""
+    option = config.option
+    for flag, dest in (
+        ("--collect-only", "collectonly"),
+        ("--setup-only", "setuponly"),
+        ("--setup-plan", "setupplan"),
+    ):
+        if getattr(option, dest, False):
+            return f"{flag}: no test ran"
+    for flag, dest in (
+        ("-k", "keyword"),
+        ("-m", "markexpr"),
+        ("--deselect", "deselect"),
+        ("--ignore", "ignore"),
+        ("--ignore-glob", "ignore_glob"),
+        ("--lf", "lf"),
+        ("--sw", "stepwise"),
+    ):
+        if getattr(option, dest, None):
+            return f"{flag} selects part of the suite"
+    if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+        return None
+    rootdir = config.rootpath.resolve()
+    invoked = config.invocation_params.dir
+    given: set[Path] = set()
+    for arg in config.args:
+        if "::" in arg:
+            return "a test id on the command line selects part of the suite"
+        given.add((invoked / arg).resolve())
+    if rootdir in given:
+        return None
+    suite = {
+        Path(found).resolve()
+        for pattern in config.getini("testpaths")
+        for found in glob.glob(str(rootdir / pattern), recursive=True)
+    } or {rootdir}
+    if suite <= given:
+        return None
+    return "the paths on the command line are part of the suite"
+
+
+# ---------------------------------------------------------------------------
+# The end-of-run verdict.
 
 
 @dataclass
+class PinReport:
+    """What one run did to its baselines; yields the terminal lines and the JSON document."""
+
+    mode: str
+    outcomes: dict[str, list[str]]
+    unchanged: int
+    notes: list[str]
+    partial: str | None
+    unused: list[str]
+    pruned: list[str]
+    prune: bool
+    strict: bool
+
+    @property
+    def fails(self) -> bool:
+        """Unused baselines fail the run only under --callpin-strict, and not once pruned."""
+        return self.strict and bool(self.unused) and not self.pruned
+
+    def lines(self) -> Iterator[str]:
+        counts = ", ".join(f"{len(self.outcomes[kind])} {kind}" for kind in OUTCOMES)
+        yield f"{self.mode} mode: {counts}, {self.unchanged} unchanged"
+        yield from self.notes
+        if self.outcomes["missing"]:
+            yield "write the missing baselines with --callpin-mode=new"
+        if self.partial is not None:
+            pruning = ", nothing pruned" if self.prune else ""
+            yield f"unused baselines not checked{pruning}: not a full run ({self.partial})"
+            return
+        if self.pruned:
+            yield f"pruned {len(self.pruned)} unused baseline{_plural(self.pruned)}:"
+            yield from (f"  {path}" for path in self.pruned)
+        elif self.unused:
+            verdict = " (--callpin-strict: the run fails)" if self.strict else ""
+            yield f"{len(self.unused)} unused baseline{_plural(self.unused)}{verdict}:"
+            yield from (f"  {path}" for path in self.unused)
+            yield "remove with --callpin-prune"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            **{kind: self.outcomes[kind] for kind in OUTCOMES},
+            "unchanged": self.unchanged,
+            "full_run": self.partial is None,
+            "partial_reason": self.partial,
+            "unused": self.unused,
+            "pruned": self.pruned,
+        }
+
+
+def _plural(items: list[str]) -> str:
+    return "" if len(items) == 1 else "s"
+
+
+# ---------------------------------------------------------------------------
+# The session: mode, folder, and what the tests did.
+
+
+# eq=False: the session is registered as a plugin, and pluggy keeps plugins in sets.
+@dataclass(eq=False)
 class PinSession:
-    """One run's callpin state; gathers outcomes from test reports (also on an xdist controller)."""
+    """One run's callpin state, registered as a plugin for the run.
+
+    It learns what the tests did only from their reports, which is also all an xdist
+    controller sees: each pin adds a `("callpin", json)` pair to the test's
+    `user_properties`, which travel with every report of that test.
+    """
 
     mode: str
     root: Path
     rootdir: Path
     prune: bool
     strict: bool
-    report_file: str | None
-    full_run: bool = True
+    report_file: Path | None
+    dir_option: str | None
+    partial: str | None = None
     used: set[str] = field(default_factory=set)
-    protected: list[tuple[str, ...]] = field(default_factory=list)
-    outcomes: dict[str, list[str]] = field(
-        default_factory=lambda: {"written": [], "updated": [], "drifted": [], "missing": []}
-    )
+    unchanged: int = 0
+    outcomes: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in OUTCOMES})
     notes: list[str] = field(default_factory=list)
-    unused: list[str] = field(default_factory=list)
-    pruned: list[str] = field(default_factory=list)
+    claims: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    report: PinReport | None = None
+    # Node ids whose baselines must never count as unused: tests that were skipped,
+    # xfailed or failed (they may not have reached their pins), and skipped modules.
+    _protected_tests: set[str] = field(default_factory=set)
+    _protected_collectors: set[str] = field(default_factory=set)
+    # How many of each test's user_properties were already read: every report of a
+    # test (setup, call, teardown) carries all of them so far.
+    _read: dict[str, int] = field(default_factory=dict)
 
-    def relative(self, path: Path) -> str:
+    def shown(self, path: Path) -> str:
+        """A baseline as messages name it: relative to the rootdir when it is inside it."""
         try:
-            return path.resolve().relative_to(self.rootdir.resolve()).as_posix()
+            return path.relative_to(self.rootdir).as_posix()
         except ValueError:
             return str(path)
 
+    def key(self, path: Path) -> str:
+        """A baseline as the used set holds it: relative to the baselines folder, POSIX."""
+        return path.relative_to(self.root).as_posix()
+
+    def not_full(self, reason: str) -> None:
+        if self.partial is None:
+            self.partial = reason
+
     def absorb(self, report: pytest.TestReport) -> None:
-        for key, value in report.user_properties:
-            if key != _PROPERTY:
-                continue
+        properties = [
+            value
+            for key, value in report.user_properties
+            if key == _PROPERTY and isinstance(value, str)
+        ]
+        start = self._read.get(report.nodeid, 0)
+        self._read[report.nodeid] = max(start, len(properties))
+        for value in properties[start:]:
             event = json.loads(value)
-            self.used.add(event["path"])
-            outcome = event.get("outcome")
-            if outcome in self.outcomes and event["path"] not in self.outcomes[outcome]:
-                self.outcomes[outcome].append(event["path"])
+            self.used.add(event["key"])
+            outcome = event["outcome"]
+            if outcome == "same":
+                self.unchanged += 1
+            elif outcome in self.outcomes:
+                self.outcomes[outcome].append(self.shown(self.root / event["key"]))
             if event.get("note"):
                 self.notes.append(event["note"])
-        if report.skipped or hasattr(report, "wasxfail"):
-            self.protected.append(baseline_stem(report.nodeid))
-        if report.when == "call" and report.failed and not any(k == _PROPERTY for k, _ in report.user_properties):
-            # A test that failed before its pin ran may own baselines it did not get to use.
-            self.protected.append(baseline_stem(report.nodeid))
-
-    def _is_protected(self, relative_to_root: tuple[str, ...]) -> bool:
-        for stem in self.protected:
-            folders, test = stem[:-1], stem[-1]
-            if relative_to_root[:-1] != folders:
-                continue
-            file_name = relative_to_root[-1]
-            if file_name == f"{test}.cpin" or (file_name.startswith(f"{test}-") and file_name.endswith(".cpin")):
-                return True
-        return False
+        if report.failed or report.skipped or hasattr(report, "wasxfail"):
+            self._protected_tests.add(report.nodeid)
 
     def find_unused(self) -> list[str]:
         if not self.root.is_dir():
             return []
         found = []
         for path in sorted(self.root.rglob("*.cpin")):
-            relative = self.relative(path)
-            if relative in self.used:
+            if not path.is_file():
                 continue
-            if self._is_protected(path.relative_to(self.root).parts):
+            key = self.key(path)
+            if key in self.used:
                 continue
-            found.append(relative)
+            parts = tuple(key.split("/"))
+            if any(_owned(nodeid, parts, collector=False) for nodeid in self._protected_tests):
+                continue
+            if any(_owned(nodeid, parts, collector=True) for nodeid in self._protected_collectors):
+                continue
+            found.append(self.shown(path))
         return found
 
-    def lines(self) -> Iterator[str]:
-        counts = ", ".join(f"{len(paths)} {kind}" for kind, paths in self.outcomes.items())
-        yield f"callpin ({self.mode} mode): {counts}"
-        for note in self.notes:
-            yield f"  {note}"
-        if not self.full_run:
-            yield "  unused baselines not checked (not a full run)"
-        elif self.unused:
-            yield f"  {len(self.unused)} unused baseline(s) (no test used them):"
-            for path in self.unused:
-                yield f"    {path}"
-            if not self.prune:
-                yield "  remove them with --callpin-prune (on a full run)"
-        for path in self.pruned:
-            yield f"  pruned {path}"
+    def _prune(self, unused: list[str]) -> list[str]:
+        pruned = []
+        for shown in unused:
+            path = self.rootdir / shown
+            path.unlink(missing_ok=True)
+            pruned.append(shown)
+            # Folders left empty go too, up to (not including) the baselines folder.
+            folder = path.parent
+            while folder != self.root and self.root in folder.parents and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
+        return pruned
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode, **self.outcomes, "unused": self.unused, "pruned": self.pruned,
-            "full_run": self.full_run,
-        }
+    def verdict(self, exitstatus: int) -> PinReport:
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            self.not_full(f"the run ended with exit status {int(exitstatus)}")
+        unused: list[str] = []
+        pruned: list[str] = []
+        if self.partial is None:
+            unused = self.find_unused()
+            if self.prune:
+                pruned = self._prune(unused)
+        return PinReport(
+            mode=self.mode,
+            outcomes=self.outcomes,
+            unchanged=self.unchanged,
+            notes=self.notes,
+            partial=self.partial,
+            unused=unused,
+            pruned=pruned,
+            prune=self.prune,
+            strict=self.strict,
+        )
 
-    # -- hooks: this object is registered as a plugin for the run --------------------
+    # -- hooks -------------------------------------------------------------------------
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         if items:
-            self.full_run = False
+            self.not_full("tests were deselected")
+            _tell_controller(items[0].config, self.partial)
 
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        if not _is_full_run(config):
-            self.full_run = False
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.not_full("collection errors")
+        elif report.skipped:
+            self._protected_collectors.add(report.nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.absorb(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
-        self.full_run = False
+        self.not_full("a worker crashed")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         if error:
-            self.full_run = False
+            self.not_full("a worker went down")
+        reason = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+        if reason:
+            self.not_full(reason)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if hasattr(session.config, "workerinput"):
+        if _is_worker(session.config):
             return
         if session.shouldfail or session.shouldstop:
-            self.full_run = False
-        if self.full_run and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            self.unused = self.find_unused()
-            if self.prune:
-                for relative in self.unused:
-                    (self.rootdir / relative).unlink(missing_ok=True)
-                    self.pruned.append(relative)
-            elif self.strict and self.unused:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if self.report_file:
-            Path(self.report_file).write_text(json.dumps(self.as_json(), indent=2) + "\n")
+            self.not_full("the run stopped early")
+        self.report = report = self.verdict(exitstatus)
+        if report.fails and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.report_file is not None:
+            self.report_file.parent.mkdir(parents=True, exist_ok=True)
+            self.report_file.write_text(json.dumps(report.as_json(), indent=2) + "\n")
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if hasattr(config, "workerinput"):
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        report = self.report
+        if report is None:
             return
-        if not (self.used or self.unused or self.pruned or any(self.outcomes.values())):
+        anything = self.used or report.unused or report.pruned
+        if not anything:
             return
         terminalreporter.section("callpin")
-        for line in self.lines():
+        for line in report.lines():
             terminalreporter.write_line(line)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _tell_controller(config: pytest.Config, reason: str | None) -> None:
+    """On an xdist worker, hand a reason the run is partial to the controller."""
+    output = getattr(config, "workeroutput", None)
+    if output is not None and reason is not None:
+        output.setdefault(_WORKER_KEY, reason)
 
 
 _SESSION_KEY = pytest.StashKey[PinSession]()
 
 
+# ---------------------------------------------------------------------------
+# Options and start-up.
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("callpin", "callpin: pinned interactions")
-    group.addoption("--callpin-mode", dest="callpin_mode", choices=MODES, default=None,
-                    help="check (default): compare with baselines; new: write missing ones; "
-                         "update: rewrite those that differ. Also CALLPIN_MODE.")
-    group.addoption("--callpin-update", dest="callpin_mode", action="store_const", const="update",
-                    help="shorthand for --callpin-mode=update")
-    group.addoption("--callpin-dir", dest="callpin_dir", default=None,
-                    help="baselines folder (default: baselines/ at the rootdir)")
-    group.addoption("--callpin-prune", dest="callpin_prune", action="store_true", default=False,
-                    help="delete unused baselines after a full run")
-    group.addoption("--callpin-strict", dest="callpin_strict", action="store_true", default=False,
-                    help="fail the run when a full run finds unused baselines")
-    group.addoption("--callpin-report", dest="callpin_report", default=None, metavar="FILE",
-                    help="write a JSON report of written, updated, drifted, missing and unused baselines")
+    group.addoption(
+        "--callpin-mode",
+        dest="callpin_mode",
+        choices=MODES,
+        default=None,
+        help="check (default): compare with the baselines; new: also write missing ones; "
+        "update: also rewrite those that differ. Default: $CALLPIN_MODE, else check.",
+    )
+    group.addoption(
+        "--callpin-update",
+        dest="callpin_mode",
+        action="store_const",
+        const="update",
+        help="shorthand for --callpin-mode=update",
+    )
+    group.addoption(
+        "--callpin-dir",
+        dest="callpin_dir",
+        default=None,
+        metavar="DIR",
+        help="the baselines folder; a relative one is taken from the rootdir (default: baselines)",
+    )
+    group.addoption(
+        "--callpin-prune",
+        dest="callpin_prune",
+        action="store_true",
+        default=False,
+        help="delete the unused baselines a full run finds",
+    )
+    group.addoption(
+        "--callpin-strict",
+        dest="callpin_strict",
+        action="store_true",
+        default=False,
+        help="fail the run when a full run finds unused baselines",
+    )
+    group.addoption(
+        "--callpin-report",
+        dest="callpin_report",
+        default=None,
+        metavar="FILE",
+        help="write a JSON report of written, updated, drifted, missing and unused baselines",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{_QUARANTINE}(until, reason): report a drift as xfail until the date (YYYY-MM-DD, UTC), "
+        f"{QUARANTINE}(until, reason): report a drift as xfail until the date (YYYY-MM-DD, UTC), "
         "then fail with 'quarantine expired'",
     )
-    mode = config.getoption("callpin_mode") or os.environ.get("CALLPIN_MODE") or "check"
+    mode = config.getoption("callpin_mode") or os.environ.get(MODE_VARIABLE) or "check"
     if mode not in MODES:
-        raise pytest.UsageError(f"callpin: unknown mode {mode!r} (choose from {', '.join(MODES)})")
-    if mode != "check" and ci_active():
         raise pytest.UsageError(
-            f"callpin: mode {mode!r} writes baselines and is refused under CI (CI={os.environ.get('CI')}); "
-            "refresh baselines locally and bless them"
+            f"callpin: {MODE_VARIABLE}={mode!r} is not a mode (choose from {', '.join(MODES)})"
         )
-    rootdir = Path(str(config.rootpath))
+    if mode != "check" and ci_active() and not config.getoption("help", False):
+        raise pytest.UsageError(
+            f"callpin: mode {mode!r} writes baselines and is refused under CI "
+            f"(CI={os.environ.get('CI')}); refresh baselines locally, review and bless them"
+        )
+    forced = os.environ.get(TODAY_VARIABLE)
+    if forced:
+        try:
+            dt.date.fromisoformat(forced)
+        except ValueError:
+            raise pytest.UsageError(
+                f"callpin: {TODAY_VARIABLE}={forced!r} is not a YYYY-MM-DD date"
+            ) from None
+    rootdir = config.rootpath.resolve()
     folder = config.getoption("callpin_dir")
-    root = (Path(folder) if os.path.isabs(folder) else rootdir / folder) if folder else rootdir / "baselines"
-    state = PinSession(
-        mode=mode, root=root, rootdir=rootdir,
-        prune=config.getoption("callpin_prune"), strict=config.getoption("callpin_strict"),
-        report_file=config.getoption("callpin_report"),
+    root = rootdir / folder if folder else rootdir / "baselines"
+    report_file = config.getoption("callpin_report")
+    session = PinSession(
+        mode=mode,
+        root=Path(os.path.normpath(root)),
+        rootdir=rootdir,
+        prune=config.getoption("callpin_prune"),
+        strict=config.getoption("callpin_strict"),
+        report_file=config.invocation_params.dir / report_file if report_file else None,
+        dir_option=folder,
+        partial=_partial_reason(config),
     )
-    config.stash[_SESSION_KEY] = state
-    config.pluginmanager.register(state, "callpin-session")
+    config.stash[_SESSION_KEY] = session
+    config.pluginmanager.register(session, "callpin-session")
 
 
-def _session(config: pytest.Config) -> PinSession:
-    return config.stash[_SESSION_KEY]
+# ---------------------------------------------------------------------------
+# Quarantine.
 
 
-def _is_full_run(config: pytest.Config) -> bool:
-    option = config.option
-    if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
-        return False
-    if getattr(option, "lf", False) or getattr(option, "deselect", None) or getattr(option, "failedfirst", False):
-        return False
-    rootdir = Path(str(config.rootpath)).resolve()
-    testpaths = [str((rootdir / p).resolve()) for p in config.getini("testpaths")]
-    for arg in config.args:
-        if "::" in arg:
-            return False
-        resolved = str((Path(str(config.invocation_params.dir)) / arg).resolve())
-        if resolved != str(rootdir) and resolved not in testpaths:
-            return False
-    return True
+def _quarantine_terms(item: pytest.Item) -> tuple[dt.date, str] | str | None:
+    """The item's quarantine as (until, reason); a message when the marker is malformed."""
+    marker = item.get_closest_marker(QUARANTINE)
+    if marker is None:
+        return None
+    until = marker.kwargs.get("until")
+    reason = marker.kwargs.get("reason")
+    usage = f"@pytest.mark.{QUARANTINE} needs until='YYYY-MM-DD' and reason='...'"
+    if marker.args or not isinstance(until, str) or not isinstance(reason, str) or not reason:
+        return f"{item.nodeid}: {usage}"
+    try:
+        return dt.date.fromisoformat(until), reason
+    except ValueError:
+        return f"{item.nodeid}: until={until!r} is not a date; {usage}"
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, Result[pytest.CollectReport], None]:
+    # A malformed quarantine fails the collection of its module, the way pytest treats
+    # an unknown marker under --strict-markers. Raising a UsageError instead would
+    # crash an xdist controller, because there the workers collect.
     outcome = yield
-    report: pytest.TestReport = outcome.get_result()
-    marker = item.get_closest_marker(_QUARANTINE)
-    if marker is None or call.when != "call":
+    report = outcome.get_result()
+    if not report.passed:
         return
-    until, reason = _quarantine_terms(marker)
-    drifted = call.excinfo is not None and isinstance(call.excinfo.value, Drift)
-    if today() > until:
+    problems = [
+        terms
+        for item in report.result
+        if isinstance(item, pytest.Item) and isinstance(terms := _quarantine_terms(item), str)
+    ]
+    if problems:
         report.outcome = "failed"
-        detail = f"\n{call.excinfo.value}" if drifted and call.excinfo is not None else (
-            "" if call.excinfo is not None else " (the baseline matches now; remove the marker)"
-        )
-        report.longrepr = f"quarantine expired on {until.isoformat()}: {reason}{detail}"
-    elif drifted:
+        report.longrepr = "\n".join(problems)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
+    outcome = yield
+    if call.when != "call":
+        return
+    terms = _quarantine_terms(item)
+    if terms is None:
+        return
+    report = outcome.get_result()
+    if isinstance(terms, str):
+        # A marker added while the test ran escaped the check at collection.
+        report.outcome = "failed"
+        report.longrepr = terms
+        return
+    until, reason = terms
+    drift = call.excinfo is not None and call.excinfo.errisinstance(Drift)
+    if today() > until:
+        if call.excinfo is not None and not drift:
+            return  # it failed for another reason: that failure is the news
+        expired = f"quarantine expired on {until.isoformat()}: {reason}"
+        report.outcome = "failed"
+        if call.excinfo is not None:
+            report.longrepr = f"{expired}\n{call.excinfo.value}"
+        else:
+            report.longrepr = f"{expired}\nthe pins match their baselines again: remove the marker"
+    elif drift:
         report.outcome = "skipped"
-        report.wasxfail = f"callpin quarantine until {until.isoformat()}: {reason}"  # type: ignore[attr-defined]
-
-
-def _quarantine_terms(marker: pytest.Mark) -> tuple[dt.date, str]:
-    until = marker.kwargs.get("until")
-    reason = marker.kwargs.get("reason")
-    if not until or not reason or not isinstance(reason, str):
-        raise pytest.UsageError(f"@pytest.mark.{_QUARANTINE} needs until='YYYY-MM-DD' and reason='...'")
-    try:
-        return dt.date.fromisoformat(str(until)), reason
-    except ValueError:
-        raise pytest.UsageError(f"@pytest.mark.{_QUARANTINE}: until={until!r} is not a YYYY-MM-DD date") from None
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    for item in session.items:
-        marker = item.get_closest_marker(_QUARANTINE)
-        if marker is not None:
-            _quarantine_terms(marker)
+        report.wasxfail = f"callpin quarantine until {until.isoformat()}: {reason}"
 
 
 # ---------------------------------------------------------------------------
@@ -332,45 +588,85 @@ class PinFixture:
     returns = staticmethod(returns)
     raises = staticmethod(raises)
 
-    def __init__(self, request: pytest.FixtureRequest, state: PinSession) -> None:
-        self._request = request
-        self._state = state
+    def __init__(self, request: pytest.FixtureRequest, session: PinSession) -> None:
+        self._node = request.node
+        self._session = session
         self._names: set[str | None] = set()
 
     def path(self, name: str | None = None) -> Path:
-        """The baseline path of this test (and pin name)."""
-        return baseline_path(self._state.root, self._request.node.nodeid, name)
+        """This test's baseline path (of the pin called `name`)."""
+        return baseline_path(self._session.root, self._node.nodeid, name)
 
-    def _report(self, path: Path, outcome: str | None, note: str | None = None) -> None:
-        event = {"path": self._state.relative(path), "outcome": outcome, "note": note}
-        self._request.node.user_properties.append((_PROPERTY, json.dumps(event)))
+    def pin(self, name: str | None = None, *, spy: SpySpec, **options: Any) -> recorder.Pin:
+        """`callpin.pin(...)` bound to this test's baseline; a second pin in one test needs a name.
 
-    def pin(self, name: str | None = None, *, spy: Any, **options: Any) -> recorder.Pin:
-        """`callpin.pin(...)` bound to this test's baseline; a second pin in a test needs a name."""
+        The mode is the run's (--callpin-mode, CALLPIN_MODE); `options` are those of
+        `callpin.record()` (stub, outcomes, normalize, aliases, meta).
+        """
+        if name is not None and (not isinstance(name, str) or not name):
+            raise UsageError(f"a pin's name is a non-empty string, got {name!r}")
         if name in self._names:
-            raise pytest.UsageError(
-                "callpin.pin() used twice in one test with the same name; give each pin a name"
+            raise UsageError(
+                "callpin.pin() used twice in one test with the same name"
+                + (f" {name!r}" if name else "")
+                + "; give each pin its own name"
             )
         self._names.add(name)
         path = self.path(name)
-        command = f"pytest {self._request.node.nodeid!r} --callpin-mode=new"
-        return recorder.pin(path, spy=spy, mode=self._state.mode, on_result=self._on_result(path),
-                            create_command=command, **options)
+        key = self._session.key(path)
+        owner = self._session.claims.setdefault(key, (self._node.nodeid, name))
+        if owner != (self._node.nodeid, name):
+            raise UsageError(
+                f"{self._session.shown(path)} is already the baseline of {owner[0]}"
+                + (f" (pin {owner[1]!r})" if owner[1] else "")
+                + "; give this pin another name"
+            )
+        return recorder.pin(
+            path,
+            spy=spy,
+            mode=self._session.mode,
+            on_result=self._reporter(key),
+            create_command=self._create_command(),
+            shown_as=self._session.shown(path),
+            **options,
+        )
 
-    def _on_result(self, path: Path) -> Callable[[str, str | None], None]:
+    def record(
+        self, path: str | os.PathLike[str] | None = None, *, spy: SpySpec, **options: Any
+    ) -> recorder.Recording:
+        """`callpin.record(...)`, unchanged: a log of this block, written only where asked."""
+        return recorder.record(path, spy=spy, **options)
+
+    def _reporter(self, key: str) -> Callable[[str, str | None], None]:
         def report(outcome: str, note: str | None) -> None:
-            self._report(path, None if outcome == "same" else outcome, note)
+            event = {"key": key, "outcome": outcome, "note": note}
+            self._node.user_properties.append((_PROPERTY, json.dumps(event)))
 
         return report
 
-    def record(self, path: str | os.PathLike[str] | None = None, *, spy: Any, **options: Any) -> recorder.Recording:
-        return recorder.record(path, spy=spy, **options)
+    def _create_command(self) -> str:
+        """The command, for the folder pytest was started in, that writes this test's baseline."""
+        config = self._node.config
+        test_file = os.path.relpath(self._node.path, config.invocation_params.dir)
+        _, sep, rest = self._node.nodeid.partition("::")
+        words = ["pytest", f"{Path(test_file).as_posix()}{sep}{rest}", "--callpin-mode=new"]
+        if self._session.dir_option:
+            words.append(f"--callpin-dir={self._session.dir_option}")
+        return shlex.join(words)
 
 
 @pytest.fixture
 def callpin(request: pytest.FixtureRequest) -> PinFixture:
-    """callpin's API with baseline paths bound to the running test."""
-    return PinFixture(request, _session(request.config))
+    """callpin's API with baseline paths bound to the running test: `callpin.pin(spy=...)`."""
+    return PinFixture(request, request.config.stash[_SESSION_KEY])
 
 
-__all__ = ["BaselineMissing", "PinFixture", "baseline_path", "baseline_stem", "callpin", "today"]
+__all__ = [
+    "PinFixture",
+    "PinReport",
+    "PinSession",
+    "baseline_path",
+    "baseline_stem",
+    "callpin",
+    "today",
+]

@@ -546,6 +546,7 @@ def pin(
     mode: str | None = None,
     on_result: Callable[[str, str | None], None] | None = None,
     create_command: str | None = None,
+    shown_as: str | None = None,
     **record_options: Any,
 ) -> Pin:
     """Record like `record()`, then compare with the baseline at `path` when the block ends.
@@ -560,9 +561,11 @@ def pin(
     no baseline; `new` writes a missing baseline; `update` rewrites a differing one.
     The mode comes from `mode`, else CALLPIN_MODE; under CI, `new` and `update` are
     refused. A block that raises is not compared: its exception is the failure.
+    `shown_as` is how messages name the baseline (default: `path`), e.g. a path
+    relative to a project's root where `path` is absolute.
     """
     return Pin(path, spy=spy, mode=mode, on_result=on_result, create_command=create_command,
-               **record_options)
+               shown_as=shown_as, **record_options)
 
 
 class Pin:
@@ -580,26 +583,31 @@ class Pin:
         mode: str | None = None,
         on_result: Callable[[str, str | None], None] | None = None,
         create_command: str | None = None,
+        shown_as: str | None = None,
         **record_options: Any,
     ) -> None:
         self.path = os.fspath(path)
+        self.shown = shown_as or self.path
         self.mode = resolve_mode(mode)
         self.recording = Recording(None, spy=spy, **record_options)
         self.outcome: str | None = None
         self.diff: Diff | None = None
         self._on_result = on_result
         self._create_command = create_command or (
-            f"CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) to write {self.path}"
+            "CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) "
+            f"to write {self.shown}"
         )
 
     def __enter__(self) -> Recording:
         return self.recording.__enter__()
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
+        # A failed comparison is reported at the test's `with` line, not inside callpin.
+        __tracebackhide__ = True
         self.recording.stop()
         if kind is not None and not issubclass(kind, Exception):
             return
-        self.recording.export(self.path)
+        self.recording.export(self.shown)
         if kind is not None or os.environ.get(PROBE_VARIABLE, "") not in _FALSE:
             # A raising block is already a failure; a probe run only records.
             return
@@ -611,6 +619,7 @@ class Pin:
             self._on_result(outcome, note)
 
     def _compare(self) -> None:
+        __tracebackhide__ = True
         from .diff import diff
         from .render import render_text, summary_line
 
@@ -618,27 +627,29 @@ class Pin:
         if not os.path.exists(self.path):
             if self.mode == "check":
                 self._report("missing")
-                raise BaselineMissing(self.path, self._create_command)
+                raise BaselineMissing(self.shown, self._create_command)
             self.recording.write(self.path)
-            self._report("written", f"wrote {self.path} ({len(new_log)} events)")
+            self._report("written", f"wrote {self.shown} ({_count_events(len(new_log))})")
             return
         try:
-            old_log = load(self.path)
+            with open(self.path, "rb") as file:
+                old_log = load(self.shown, data=file.read())
         except LogFormatError:
             if self.mode != "update":
                 raise
             self.recording.write(self.path)
-            self._report("updated", f"rewrote unreadable {self.path} ({len(new_log)} events)")
+            events = _count_events(len(new_log))
+            self._report("updated", f"rewrote unreadable {self.shown} ({events})")
             return
         if old_log.rules != new_log.rules:
             if self.mode == "update":
                 self.recording.write(self.path)
-                self._report("updated", f"rewrote {self.path} with new normalization rules")
+                self._report("updated", f"rewrote {self.shown} with new normalization rules")
                 return
             raise RulesMismatch(
-                f"{self.path} was recorded with rules {_rule_names(old_log.rules)}, this recording "
-                f"uses {_rule_names(new_log.rules)}: re-record the baseline (mode 'update') "
-                "or record with the baseline's rules"
+                f"{self.shown} was recorded with rules {_rule_names(old_log.rules)}, "
+                f"this recording uses {_rule_names(new_log.rules)}: re-record the baseline "
+                "(mode 'update') or record with the baseline's rules"
             )
         if old_log.fingerprint == new_log.fingerprint and len(old_log) == len(new_log):
             self._report("same")
@@ -649,10 +660,15 @@ class Pin:
             return
         if self.mode == "update":
             self.recording.write(self.path)
-            self._report("updated", f"updated {self.path}: {summary_line(found)}")
+            self._report("updated", f"updated {self.shown}: {summary_line(found)}")
             return
-        self._report("drifted", f"drifted {self.path}: {summary_line(found)}")
-        raise Drift(self.path, found, f"interactions differ from {self.path}\n{render_text(found)}")
+        self._report("drifted", f"drifted {self.shown}: {summary_line(found)}")
+        rendered = f"interactions differ from {self.shown}\n{render_text(found)}"
+        raise Drift(self.shown, found, rendered)
+
+
+def _count_events(count: int) -> str:
+    return f"{count} event{'' if count == 1 else 's'}"
 
 
 def _rule_names(rules: RuleSet) -> str:
