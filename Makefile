@@ -28,8 +28,10 @@ test-python: $(STAMP)
 	CALLPIN_PURE_PYTHON=1 $(PY) -c "import callpin, sys; print('callpin implementation:', callpin.IMPLEMENTATION); sys.exit(callpin.IMPLEMENTATION != 'python')"
 	CALLPIN_PURE_PYTHON=1 $(PY) -m pytest $(XDIST) -q $(PYTEST_ARGS)
 
+# The demo's scratch project (baselines, actual logs, drift.html) is kept in demo-out/.
 demo: $(STAMP)
-	$(VENV)/bin/callpin demo
+	rm -rf demo-out
+	$(VENV)/bin/callpin demo --workdir demo-out
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

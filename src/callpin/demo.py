@@ -82,6 +82,8 @@ class Demo:
         # The scratch project is the demo's own: writing its baselines is the point, so the
         # CI refusal of writing modes does not apply to it.
         env["PYTHONPATH"] = os.pathsep.join([str(self.workdir), *filter(None, [os.environ.get("PYTHONPATH")])])
+        # `python` in the commands a user would type means the interpreter running callpin.
+        env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
         env["NO_COLOR"] = "1"
         env.update(extra)
         return env
@@ -100,7 +102,9 @@ class Demo:
 
     def pytest(self, args: str, *, expect: tuple[int, ...] = (0,), **env: str) -> Step:
         argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *shlex.split(args)]
-        return self.run(f"pytest {args}".strip(), argv, expect=expect, **env)
+        shown = " ".join([*(f"{key}={os.path.relpath(value, self.workdir)}" for key, value in env.items()),
+                          "pytest", args]).strip()
+        return self.run(shown, argv, expect=expect, **env)
 
     def callpin(self, args: str, *, expect: tuple[int, ...] = (0,)) -> Step:
         return self.run(f"callpin {args}", [sys.executable, "-m", "callpin", *shlex.split(args)], expect=expect)
@@ -154,7 +158,7 @@ class Demo:
         self.callpin("bite examples/renewals/renewals.py --jobs 2 --test 'python -m pytest -x -q -p no:cacheprovider'")
 
         self.heading(5, "Is the capture deterministic? Re-run it under other timezones, locales, hash seeds, folders")
-        self.callpin("probe --jobs 2 -- python -m pytest -q -p no:cacheprovider")
+        self.callpin("probe --jobs 2 -- python -m pytest -q -p no:cacheprovider examples")
 
         self.heading(6, "A report to look at: the unsafe refactor's drift as HTML")
         self.callpin(f"diff {BASELINE} actual/unsafe/{BASELINE} --format html -o drift.html", expect=(1,))
@@ -189,4 +193,6 @@ def run_demo(workdir: str | None = None, *, keep: bool = False, echo: Callable[[
         echo("")
         echo("The refactor that kept the calls passed; the one that reordered them failed with both")
         echo("calls moved; every billing-call mutant was caught; nothing ambient leaked in.")
+        if workdir is None and not keep:
+            echo("(this scratch folder is removed now; keep it, and the report, with --keep or --workdir DIR)")
         return path

@@ -345,7 +345,8 @@ class Blessing:
             return f"blessed removal of {self.path}"
         labels = sorted(set(self.before) | set(self.after))
         counts = ", ".join(f"{label} {self.before[label]} → {self.after[label]}" for label in labels)
-        return f"blessed {self.path}: {self.entry.count} events, {self.entry.fingerprint}" + (
+        noun = "event" if self.entry.count == 1 else "events"
+        return f"blessed {self.path}: {self.entry.count} {noun}, {self.entry.fingerprint}" + (
             f"; {counts}" if counts else ""
         )
 
