@@ -121,6 +121,15 @@ class Demo:
         shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         (self.workdir / EXAMPLE[0] / "__init__.py").write_text("")
         (self.workdir / "pytest.ini").write_text("[pytest]\ntestpaths = examples\n")
+        (self.workdir / ".gitignore").write_text("__pycache__/\nactual/\n*.html\n")
+        # The scratch project is a git repository of its own, so bite isolates its mutants
+        # in scratch worktrees of it (and never mistakes an enclosing checkout for it).
+        if shutil.which("git"):
+            for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                         ["-c", "user.name=callpin demo", "-c", "user.email=demo@callpin.invalid",
+                          "commit", "-q", "-m", "the legacy renewals, before the refactor"]):
+                subprocess.run(["git", *args], cwd=self.workdir, check=True, capture_output=True,
+                               env=self._env(GIT_CEILING_DIRECTORIES=str(self.workdir.parent)))
 
     def edit(self, replacements: tuple[tuple[str, str], ...]) -> None:
         path = self.workdir.joinpath(*EXAMPLE, "renewals.py")
@@ -139,6 +148,11 @@ class Demo:
         self.pytest("-q --callpin-mode=new")
         self.callpin(f"show {BASELINE}")
         self.callpin('bless --all-changed --reason "characterized before the refactor"')
+        if (self.workdir / ".git").is_dir():
+            self.run("git add baselines", ["git", "add", "baselines"])
+            self.run('git commit -q -m "pin the billing calls of renew()"',
+                     ["git", "-c", "user.name=callpin demo", "-c", "user.email=demo@callpin.invalid",
+                      "commit", "-q", "-m", "pin the billing calls of renew()"])
 
         self.heading(2, "A safe refactor (billing module passed as a default argument): same calls")
         self.edit(SAFE_REFACTOR)

@@ -1,0 +1,20 @@
+"""`callpin demo` tells the whole story on the bundled example, with real output."""
+
+from __future__ import annotations
+
+from callpin.demo import run_demo
+
+
+def test_the_demo_runs_the_six_steps_and_shows_what_a_newcomer_needs(tmp_path):
+    lines: list[str] = []
+    run_demo(str(tmp_path / "demo"), echo=lines.append)
+    output = "\n".join(lines)
+    headings = [line for line in lines if line.startswith("== ")]
+    assert [h.split(".")[0] for h in headings] == ["== 1", "== 2", "== 3", "== 4", "== 5", "== 6"]
+    assert "$ pytest -q --callpin-mode=new" in output
+    assert "identical: 3 events" in output
+    assert output.count("2 differences: 2 moved, 0 missing, 0 extra, 0 changed") >= 2
+    assert "bite: 4 mutants in git worktrees: 4 caught, 0 timeout, 0 survived, 0 error" in output
+    assert "VOLATILE: none" in output
+    report = tmp_path / "demo" / "drift.html"
+    assert report.is_file() and "op-moved" in report.read_text()
