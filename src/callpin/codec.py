@@ -941,10 +941,10 @@ class Decoder:
             return EnumValue(type_name, name)
         if code == EXT_RECORD:
             type_name, fields = self._parts(data, 2, str, (dict, Pairs))
-            items = fields.items if isinstance(fields, Pairs) else tuple(fields.items())
-            if not all(isinstance(name, str) for name, _ in items):
+            pairs = fields.items if isinstance(fields, Pairs) else tuple(fields.items())
+            if not all(isinstance(name, str) for name, _ in pairs):
                 raise CorruptLog(self.path, "malformed record")
-            return Record(type_name, tuple(items))
+            return Record(type_name, tuple(pairs))
         if code == EXT_CUSTOM:
             type_name, value = self._parts(data, 2, str, object)
             return Custom(type_name, value)

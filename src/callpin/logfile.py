@@ -44,7 +44,9 @@ _FRAME_HEAD = 0x98  # fixarray of the 8 fields
 class Event(NamedTuple):
     """One recorded interaction, as read back from a log."""
 
-    index: int
+    # `index` (the event's position in its log) shadows tuple.index on purpose: it is
+    # the name every reader of a log uses, and Event is never searched like a tuple.
+    index: int  # type: ignore[assignment]
     kind: str
     label: str
     args: tuple[Any, ...]
