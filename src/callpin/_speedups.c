@@ -2231,28 +2231,41 @@ static PyTypeObject ThreadStateType = {
 };
 
 /* A recording's lock: threading.Lock's `with` behaviour, and taken directly by the C
- * spies. It is never waited for with the GIL held: a failed try releases the GIL to
- * wait, and a signal handler that raises (Ctrl-C) ends the wait with its exception. */
+ * spies. Every read and write of `locked` and `waiters` happens with the GIL held, so
+ * the GIL makes them atomic and an uncontended take or give is two stores, with no
+ * system call. A thread that finds the lock taken (its holder is running Python code,
+ * a callback of the encoder) waits on `wake` with the GIL released; each give posts
+ * `wake` while anyone waits, and a woken thread checks `locked` again. A signal handler
+ * that raises (Ctrl-C) ends the wait with its exception. */
+#ifdef Py_GIL_DISABLED
+#error "callpin._speedups relies on the GIL (its Lock); use the pure-Python path on free-threaded builds"
+#endif
+
 typedef struct {
     PyObject_HEAD
-    PyThread_type_lock lock;
+    PyThread_type_lock wake;  /* held, except while a give is waking a waiter */
+    int waiters;
     char locked;
 } Lock;
 
 static int lock_take(Lock *self)
 {
-    PyLockStatus status;
-    if (PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+    if (!self->locked) {
         self->locked = 1;
         return 0;
     }
-    do {
+    self->waiters++;
+    while (self->locked) {
+        PyLockStatus status;
         Py_BEGIN_ALLOW_THREADS
-        status = PyThread_acquire_lock_timed(self->lock, -1, 1);
+        status = PyThread_acquire_lock_timed(self->wake, -1, 1);
         Py_END_ALLOW_THREADS
-        if (status == PY_LOCK_INTR && Py_MakePendingCalls() < 0)
+        if (status == PY_LOCK_INTR && Py_MakePendingCalls() < 0) {
+            self->waiters--;
             return -1;
-    } while (status != PY_LOCK_ACQUIRED);
+        }
+    }
+    self->waiters--;
     self->locked = 1;
     return 0;
 }
@@ -2260,7 +2273,8 @@ static int lock_take(Lock *self)
 static void lock_give(Lock *self)
 {
     self->locked = 0;
-    PyThread_release_lock(self->lock);
+    if (self->waiters > 0)
+        PyThread_release_lock(self->wake);
 }
 
 static PyObject *Lock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -2273,21 +2287,22 @@ static PyObject *Lock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self = (Lock *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
-    self->lock = PyThread_allocate_lock();
-    if (self->lock == NULL) {
+    self->wake = PyThread_allocate_lock();
+    if (self->wake == NULL) {
         Py_DECREF(self);
         PyErr_SetString(PyExc_MemoryError, "cannot allocate a lock");
         return NULL;
     }
+    PyThread_acquire_lock(self->wake, WAIT_LOCK);
     return (PyObject *)self;
 }
 
 static void Lock_dealloc(Lock *self)
 {
-    if (self->lock != NULL) {
-        if (self->locked)
-            PyThread_release_lock(self->lock);
-        PyThread_free_lock(self->lock);
+    if (self->wake != NULL) {
+        PyThread_acquire_lock(self->wake, NOWAIT_LOCK);
+        PyThread_release_lock(self->wake);
+        PyThread_free_lock(self->wake);
     }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -2476,13 +2491,17 @@ static int write_kwargs(Encoder *e, PyObject *const *pairs, Py_ssize_t n, Buf *o
     return r == 0 ? 0 : mark_failure(e, &PyDict_Type, out, start);
 }
 
-/* `dict(sorted(kwargs.items()))` as key, value, key, value... new references in a
- * PyMem array of 2 * len(kwargs). Names that are exact strs are ordered by code point,
- * which is what `<` on them does; anything else is sorted by list.sort, as sorted() is. */
-static PyObject **sorted_kwargs(PyObject *kwargs, Py_ssize_t *count)
+#define FEW_KWARGS 8
+
+/* `dict(sorted(kwargs.items()))` as key, value, key, value... new references in
+ * `storage` (room for FEW_KWARGS pairs) or a PyMem array. Names that are exact strs are
+ * ordered by code point, which is what `<` on them does; anything else is sorted by
+ * list.sort, as sorted() sorts. */
+static PyObject **sorted_kwargs(PyObject *kwargs, PyObject **storage, Py_ssize_t *count)
 {
     Py_ssize_t n = PyDict_GET_SIZE(kwargs), pos = 0, i = 0;
-    PyObject **pairs = PyMem_Malloc((size_t)(2 * n) * sizeof(PyObject *)), *key, *value, *items;
+    PyObject **pairs = n <= FEW_KWARGS ? storage : PyMem_Malloc((size_t)(2 * n) * sizeof(PyObject *));
+    PyObject *key, *value, *items;
     int exact = 1;
     if (pairs == NULL) {
         PyErr_NoMemory();
@@ -2514,7 +2533,8 @@ static PyObject **sorted_kwargs(PyObject *kwargs, Py_ssize_t *count)
     items = PyDict_Items(kwargs);
     if (items == NULL || PyList_Sort(items) < 0) {
         Py_XDECREF(items);
-        PyMem_Free(pairs);
+        if (pairs != storage)
+            PyMem_Free(pairs);
         return NULL;
     }
     n = PyList_GET_SIZE(items) < n ? PyList_GET_SIZE(items) : n;
@@ -2528,13 +2548,14 @@ static PyObject **sorted_kwargs(PyObject *kwargs, Py_ssize_t *count)
     return pairs;
 }
 
-static void release_pairs(PyObject **pairs, Py_ssize_t n)
+static void release_pairs(PyObject **pairs, PyObject **storage, Py_ssize_t n)
 {
     if (pairs == NULL)
         return;
     for (Py_ssize_t k = 0; k < 2 * n; k++)
         Py_DECREF(pairs[k]);
-    PyMem_Free(pairs);
+    if (pairs != storage)
+        PyMem_Free(pairs);
 }
 
 /* One event frame, as Encoder.encode_event writes the fields Recording._emit gives it. */
@@ -2569,7 +2590,8 @@ static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args,
 static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObject *value, PyObject *raised,
                     PyObject *depth, PyObject *receiver)
 {
-    PyObject *error = NULL, **pairs = NULL, *thread = NULL, *first = NULL, *frame = NULL;
+    PyObject *error = NULL, **pairs = NULL, *storage[2 * FEW_KWARGS], *thread = NULL, *first = NULL;
+    PyObject *frame = NULL;
     Py_ssize_t npairs = 0;
     int r = -1, open;
     if (inside_get())
@@ -2580,7 +2602,7 @@ static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObj
         goto done;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 1) {
         /* Keyword order at a call site carries no meaning (see Recording._emit). */
-        if ((pairs = sorted_kwargs(kwargs, &npairs)) == NULL)
+        if ((pairs = sorted_kwargs(kwargs, storage, &npairs)) == NULL)
             goto done;
         kwargs = NULL;
     }
@@ -2608,7 +2630,7 @@ done:
     Py_XDECREF(first);
     Py_XDECREF(thread);
     Py_XDECREF(error);
-    release_pairs(pairs, npairs);
+    release_pairs(pairs, storage, npairs);
     if (inside_set(0) < 0)
         r = -1;
     return r;
