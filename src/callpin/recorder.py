@@ -336,10 +336,11 @@ class _Spy:
     """What wrapt calls for one spied target: the whole per-call path of a recording.
 
     `__call__` is the hot path and deliberately one small function: read the depth,
-    append the call event, delegate one level deeper, append the outcome.
+    append the call event, delegate one level deeper, append the outcome. The
+    recording's depth variable and `_emit` are held here, one attribute away.
     """
 
-    __slots__ = ("label", "record_raise", "record_return", "recording", "stub")
+    __slots__ = ("_depth", "_emit", "label", "record_raise", "record_return", "recording", "stub")
 
     def __init__(
         self,
@@ -353,27 +354,29 @@ class _Spy:
         self.stub = stub
         self.record_raise = recording._record_raise
         self.record_return = record_return
+        self._depth = recording._depth
+        self._emit = recording._emit
 
     def __call__(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
         call = wrapped if self.stub is None else self.stub
-        rec = self.recording
-        if _thread_state.inside or not rec._open:
+        if _thread_state.inside or not self.recording._open:
             return call(*args, **kwargs)
-        depth = rec._depth.get()
-        rec._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
-        token = rec._depth.set(depth + 1)
+        variable = self._depth
+        depth = variable.get()
+        self._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
+        token = variable.set(depth + 1)
         try:
             result = call(*args, **kwargs)
         except BaseException as exc:
             if self.record_raise:
-                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
+                self._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
             raise
         finally:
-            rec._depth.reset(token)
+            variable.reset(token)
         if self.record_return:
-            rec._emit(_RETURN, self.label, _NO_ARGS, {}, result, None, depth, None)
+            self._emit(_RETURN, self.label, _NO_ARGS, {}, result, None, depth, None)
         return result
 
 
