@@ -2724,7 +2724,12 @@ static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf,
 
 static int take_attr(PyObject *from, const char *name, PyTypeObject *type, PyObject **slot)
 {
-    PyObject *value = PyObject_GetAttrString(from, name);
+    /* An interned name: a temporary one would be kept by the type's attribute cache. */
+    PyObject *interned = PyUnicode_InternFromString(name), *value;
+    if (interned == NULL)
+        return -1;
+    value = PyObject_GetAttr(from, interned);
+    Py_DECREF(interned);
     if (value == NULL)
         return -1;
     if (type != NULL && !PyObject_TypeCheck(value, type)) {
