@@ -2,7 +2,8 @@
 
 The call is `billing.charge_card('card_A', 1500, currency='usd', idempotency_key=key)`
 through the module attribute, as code under test makes it, with a fresh uuid4 for every
-call (generated before the timing starts, so its cost is in no figure). Each candidate
+call (all generated before the round's timing starts, so their cost is in no figure;
+only the candidates that read the key pay for fetching it from memory). Each candidate
 runs in interleaved rounds (the order rotates every round) and the median ns per call
 is reported, so the ratios compare figures taken side by side under the same load.
 

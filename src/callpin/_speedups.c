@@ -10,7 +10,9 @@
  * the codec's types and functions once, and everything an encoding changes lives in the
  * Encoder object (its numbering, the stack of open containers, the mode) or on the C
  * stack of one call. The GIL is held throughout; callbacks into Python may re-enter the
- * encoder, so no pointer into encoder-owned memory is kept across a callback.
+ * encoder, so no pointer into encoder-owned memory is kept across a callback. The one
+ * exception is the per-call path at the end of the file: its per-thread flag lives under
+ * a thread-specific key made at import, one value per thread.
  */
 
 #define PY_SSIZE_T_CLEAN
