@@ -6,7 +6,8 @@ import msgpack
 import pytest
 
 from callpin import codec
-from callpin.normalize import NO_RULES
+from callpin.codec import decode
+from callpin.normalize import DEFAULT_RULES, NO_RULES, rule
 
 
 @pytest.mark.parametrize(
@@ -344,3 +345,16 @@ def test_a_str_subclass_is_written_as_its_text_never_through_its_methods(encoder
     assert encoder_class().encode(Opaque("t", Loud("at 0x7f3a2c1b4d90"))) == plain
     named = encoder_class().encode(EnumValue("t", "x"))
     assert encoder_class().encode(EnumValue(Loud("t"), "x")) == named
+
+
+def test_assigning_rules_between_encodings_applies_the_new_rules(encoder_class):
+    key = "12345678-1234-5678-1234-567812345678"
+    tickets = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
+    encoder = encoder_class(NO_RULES)
+    assert decode(encoder.encode(f"{key} T-1 x")) == f"{key} T-1 x"
+    encoder.rules = DEFAULT_RULES
+    assert decode(encoder.encode(f"{key} T-1 x")) == "<uuid:1> T-1 x"
+    encoder.rules = tickets
+    assert decode(encoder.encode("T-1 x")) == "<ticket:1> x"
+    encoder.rules = NO_RULES
+    assert decode(encoder.encode(f"{key} T-1")) == f"{key} T-1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from . import codec
@@ -13,6 +14,13 @@ _forced_python = os.environ.get("CALLPIN_PURE_PYTHON", "") not in ("", "0")
 
 Encoder: Any
 IMPLEMENTATION: str
+# The per-call path of a recording. In C: the spy wrapt calls, the recording's lock
+# that spy takes directly, and the per-thread "inside callpin" flag it shares with
+# the Python path. With the pure-Python codec, Spy and ThreadState are None and the
+# recorder uses its own (recorder._Spy and recorder._ThreadState, the reference).
+Spy: Any = None
+ThreadState: Any = None
+Lock: Any = threading.Lock
 
 if _forced_python:
     Encoder = codec.Encoder
@@ -26,6 +34,9 @@ else:
     else:
         _speedups.configure(codec)
         Encoder = _speedups.Encoder
+        Spy = _speedups.Spy
+        ThreadState = _speedups.ThreadState
+        Lock = _speedups.Lock
         IMPLEMENTATION = "c"
 
-__all__ = ["IMPLEMENTATION", "Encoder"]
+__all__ = ["IMPLEMENTATION", "Encoder", "Lock", "Spy", "ThreadState"]

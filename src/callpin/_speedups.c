@@ -10,12 +10,15 @@
  * the codec's types and functions once, and everything an encoding changes lives in the
  * Encoder object (its numbering, the stack of open containers, the mode) or on the C
  * stack of one call. The GIL is held throughout; callbacks into Python may re-enter the
- * encoder, so no pointer into encoder-owned memory is kept across a callback.
+ * encoder, so no pointer into encoder-owned memory is kept across a callback. The one
+ * exception is the per-call path at the end of the file: its per-thread flag lives under
+ * a thread-specific key made at import, one value per thread.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <datetime.h>
+#include <structmember.h>
 #include <string.h>
 
 /* Ext codes and canonical constants: docs/FORMAT.md, codec.py. */
@@ -2159,6 +2162,696 @@ static PyTypeObject EncoderType = {
 };
 
 /* ------------------------------------------------------------------------------------
+ * The per-call path of a recording: recorder._Spy.__call__ and Recording._emit in C.
+ *
+ * recorder.py is the reference. A Spy is what wrapt calls for one spied target; it
+ * shares every piece of state with the Python path of the same recording, so that a
+ * mark (always emitted by Recording._emit) and a spied call interleave in one sequence:
+ * the recording's Lock, its frames list, its thread-ordinal threading.local and
+ * counter, its receivers, its depth ContextVar, and the per-thread "inside callpin"
+ * flag, which ThreadState shows to Python. */
+
+/* The per-thread flag of recorder._ThreadState: set while this thread runs callpin's
+ * own event path, where a spied call passes through unrecorded. One TSS key for the
+ * process, created at import; its value is per thread (non-NULL means inside). */
+static Py_tss_t inside_key = Py_tss_NEEDS_INIT;
+
+static inline int inside_get(void)
+{
+    return PyThread_tss_get(&inside_key) != NULL;
+}
+
+static int inside_set(int inside)
+{
+    if (PyThread_tss_set(&inside_key, inside ? (void *)&inside_key : NULL) != 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    PyObject_HEAD
+} ThreadState;
+
+static PyObject *ThreadState_get_inside(PyObject *self, void *closure)
+{
+    (void)self;
+    (void)closure;
+    return PyBool_FromLong(inside_get());
+}
+
+static int ThreadState_set_inside(PyObject *self, PyObject *value, void *closure)
+{
+    int inside;
+    (void)self;
+    (void)closure;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "cannot delete inside");
+        return -1;
+    }
+    inside = PyObject_IsTrue(value);
+    return inside < 0 ? -1 : inside_set(inside);
+}
+
+static PyGetSetDef ThreadState_getset[] = {
+    {"inside", ThreadState_get_inside, ThreadState_set_inside,
+     "True while this thread runs callpin's own event path.", NULL},
+    {NULL},
+};
+
+static PyTypeObject ThreadStateType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "callpin._speedups.ThreadState",
+    .tp_doc = PyDoc_STR("ThreadState()\n--\n\n"
+                        "The per-thread flag of recorder._ThreadState, shared by every instance\n"
+                        "and by the C spies: `inside` is this thread's value."),
+    .tp_basicsize = sizeof(ThreadState),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_getset = ThreadState_getset,
+};
+
+/* A recording's lock: threading.Lock's `with` behaviour, and taken directly by the C
+ * spies. Every read and write of `locked` and `waiters` happens with the GIL held, so
+ * the GIL makes them atomic and an uncontended take or give is two stores, with no
+ * system call. A thread that finds the lock taken (its holder is running Python code,
+ * a callback of the encoder) waits on `wake` with the GIL released; each give posts
+ * `wake` while anyone waits, and a woken thread checks `locked` again. A signal handler
+ * that raises (Ctrl-C) ends the wait with its exception. */
+#ifdef Py_GIL_DISABLED
+#error "callpin._speedups relies on the GIL (its Lock); use the pure-Python path on free-threaded builds"
+#endif
+
+typedef struct {
+    PyObject_HEAD
+    PyThread_type_lock wake;  /* held, except while a give is waking a waiter */
+    int waiters;
+    char locked;
+} Lock;
+
+static int lock_take(Lock *self)
+{
+    if (!self->locked) {
+        self->locked = 1;
+        return 0;
+    }
+    self->waiters++;
+    while (self->locked) {
+        PyLockStatus status;
+        Py_BEGIN_ALLOW_THREADS
+        status = PyThread_acquire_lock_timed(self->wake, -1, 1);
+        Py_END_ALLOW_THREADS
+        if (status == PY_LOCK_INTR && Py_MakePendingCalls() < 0) {
+            self->waiters--;
+            return -1;
+        }
+    }
+    self->waiters--;
+    self->locked = 1;
+    return 0;
+}
+
+static void lock_give(Lock *self)
+{
+    self->locked = 0;
+    if (self->waiters > 0)
+        PyThread_release_lock(self->wake);
+}
+
+static PyObject *Lock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    Lock *self;
+    if (PyTuple_GET_SIZE(args) > 0 || (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "Lock() takes no arguments");
+        return NULL;
+    }
+    self = (Lock *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->wake = PyThread_allocate_lock();
+    if (self->wake == NULL) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_MemoryError, "cannot allocate a lock");
+        return NULL;
+    }
+    PyThread_acquire_lock(self->wake, WAIT_LOCK);
+    return (PyObject *)self;
+}
+
+static void Lock_dealloc(Lock *self)
+{
+    if (self->wake != NULL) {
+        PyThread_acquire_lock(self->wake, NOWAIT_LOCK);
+        PyThread_release_lock(self->wake);
+        PyThread_free_lock(self->wake);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Lock_enter(Lock *self, PyObject *unused)
+{
+    (void)unused;
+    if (lock_take(self) < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *Lock_exit(Lock *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    if (!self->locked) {
+        PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
+        return NULL;
+    }
+    lock_give(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Lock_locked(Lock *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(self->locked);
+}
+
+static PyMethodDef Lock_methods[] = {
+    {"__enter__", (PyCFunction)Lock_enter, METH_NOARGS, "Take the lock, waiting with the GIL released."},
+    {"__exit__", (PyCFunction)(void (*)(void))Lock_exit, METH_FASTCALL, "Release the lock."},
+    {"locked", (PyCFunction)Lock_locked, METH_NOARGS, "Whether the lock is held."},
+    {NULL},
+};
+
+static PyTypeObject LockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "callpin._speedups.Lock",
+    .tp_doc = PyDoc_STR("Lock()\n--\n\n"
+                        "The lock of one recording's event sequence, used with `with` as a\n"
+                        "threading.Lock is, and taken directly by its C spies."),
+    .tp_basicsize = sizeof(Lock),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = Lock_new,
+    .tp_dealloc = (destructor)Lock_dealloc,
+    .tp_methods = Lock_methods,
+};
+
+/* logfile.KIND_CODES (docs/FORMAT.md) */
+enum { KIND_CALL = 0, KIND_RETURN = 1, KIND_RAISE = 2 };
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *recording;
+    PyObject *label;
+    PyObject *stub;            /* None: the wrapped callable runs */
+    PyObject *describe_error;  /* recorder._error */
+    /* The recording's own objects, which it never replaces. */
+    Encoder *encoder;
+    PyObject *frames;
+    Lock *lock;
+    PyObject *depth;           /* the ContextVar of spied-call nesting */
+    PyObject *thread;          /* threading.local: .ordinal of the calling thread */
+    PyObject *instances;       /* {id(receiver): (receiver, Instance)} */
+    PyObject *instance_counts; /* {type name: instances numbered} */
+    char record_raise;
+    char record_return;
+} Spy;
+
+static PyObject *s__open, *s__threads, *s_ordinal;
+static PyObject *py_zero, *py_one;  /* immutable once made at import */
+
+/* recording._open */
+static int spy_open(Spy *self)
+{
+    PyObject *open = PyObject_GetAttr(self->recording, s__open);
+    int r;
+    if (open == NULL)
+        return -1;
+    r = open == Py_True ? 1 : open == Py_False ? 0 : PyObject_IsTrue(open);
+    Py_DECREF(open);
+    return r;
+}
+
+/* The calling thread's ordinal (new reference): numbered by first appearance, with the
+ * recording's counter, in the threading.local that Recording._emit also reads. */
+static PyObject *spy_thread(Spy *self)
+{
+    PyObject *ordinal = PyObject_GetAttr(self->thread, s_ordinal), *count, *next;
+    if (ordinal != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return ordinal;
+    PyErr_Clear();
+    count = PyObject_GetAttr(self->recording, s__threads);
+    if (count == NULL)
+        return NULL;
+    next = PyNumber_Add(count, py_one);
+    Py_DECREF(count);
+    if (next == NULL || PyObject_SetAttr(self->recording, s__threads, next) < 0) {
+        Py_XDECREF(next);
+        return NULL;
+    }
+    Py_DECREF(next);
+    ordinal = PyObject_GetAttr(self->recording, s__threads);
+    if (ordinal != NULL && PyObject_SetAttr(self->thread, s_ordinal, ordinal) < 0)
+        Py_CLEAR(ordinal);
+    return ordinal;
+}
+
+/* Recording._instance: the receiver's Instance (new reference), numbered per type by
+ * first appearance; the receiver is kept alive so its id is not reused in this log. */
+static PyObject *spy_instance(Spy *self, PyObject *receiver)
+{
+    PyObject *key = PyLong_FromVoidPtr(receiver), *known, *fn, *type_name = NULL, *count, *number = NULL;
+    PyObject *instance = NULL, *entry;
+    if (key == NULL)
+        return NULL;
+    known = PyDict_GetItemWithError(self->instances, key);
+    if (known != NULL) {
+        instance = PySequence_GetItem(known, 1);
+        goto done;
+    }
+    if (PyErr_Occurred())
+        goto done;
+    fn = PyObject_GetAttr(codec_module, s_qualified_name);
+    type_name = fn == NULL ? NULL : PyObject_CallOneArg(fn, (PyObject *)Py_TYPE(receiver));
+    Py_XDECREF(fn);
+    if (type_name == NULL)
+        goto done;
+    count = PyDict_GetItemWithError(self->instance_counts, type_name);
+    if (count == NULL && PyErr_Occurred())
+        goto done;
+    number = PyNumber_Add(count != NULL ? count : py_zero, py_one);
+    if (number == NULL || PyDict_SetItem(self->instance_counts, type_name, number) < 0)
+        goto done;
+    instance = PyObject_CallFunctionObjArgs((PyObject *)t_instance, type_name, number, NULL);
+    if (instance == NULL)
+        goto done;
+    entry = PyTuple_Pack(2, receiver, instance);
+    if (entry == NULL || PyDict_SetItem(self->instances, key, entry) < 0)
+        Py_CLEAR(instance);
+    Py_XDECREF(entry);
+done:
+    Py_DECREF(key);
+    Py_XDECREF(type_name);
+    Py_XDECREF(number);
+    return instance;
+}
+
+/* The arguments field: the receiver's Instance (when given) and the positional
+ * arguments, written as codec.Encoder writes the list encode_event makes of them. */
+static int write_args(Encoder *e, PyObject *first, PyObject *args, Buf *out)
+{
+    Py_ssize_t start = out->len, count = args == NULL ? 0 : PyTuple_GET_SIZE(args);
+    Py_ssize_t n = count + (first != NULL);
+    int r;
+    if (Py_EnterRecursiveCall(" while encoding a value"))
+        r = -1;
+    else {
+        r = n > e->max_items ? too_many_items(e, n) : pack_array_header(out, n);
+        if (r == 0 && first != NULL)
+            r = enc_value(e, first, out, 1);
+        for (Py_ssize_t i = 0; r == 0 && i < count; i++)
+            r = enc_value(e, PyTuple_GET_ITEM(args, i), out, 1);
+        Py_LeaveRecursiveCall();
+    }
+    return r == 0 ? 0 : mark_failure(e, &PyList_Type, out, start);
+}
+
+/* The keyword arguments field from `pairs` (key, value, key, value...), written as
+ * codec.Encoder writes a dict made of them. */
+static int write_kwargs(Encoder *e, PyObject *const *pairs, Py_ssize_t n, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    int r;
+    if (Py_EnterRecursiveCall(" while encoding a value"))
+        r = -1;
+    else {
+        r = n > e->max_items ? too_many_items(e, n) : pack_map_header(out, n);
+        for (Py_ssize_t i = 0; r == 0 && i < 2 * n; i++)
+            r = enc_value(e, pairs[i], out, 1);
+        Py_LeaveRecursiveCall();
+    }
+    return r == 0 ? 0 : mark_failure(e, &PyDict_Type, out, start);
+}
+
+#define FEW_KWARGS 8
+
+/* `dict(sorted(kwargs.items()))` as key, value, key, value... new references in
+ * `storage` (room for FEW_KWARGS pairs) or a PyMem array. Names that are exact strs are
+ * ordered by code point, which is what `<` on them does; anything else is sorted by
+ * list.sort, as sorted() sorts. */
+static PyObject **sorted_kwargs(PyObject *kwargs, PyObject **storage, Py_ssize_t *count)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(kwargs), pos = 0, i = 0;
+    PyObject **pairs = n <= FEW_KWARGS ? storage : PyMem_Malloc((size_t)(2 * n) * sizeof(PyObject *));
+    PyObject *key, *value, *items;
+    int exact = 1;
+    if (pairs == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    while (i < n && PyDict_Next(kwargs, &pos, &key, &value)) {
+        exact &= PyUnicode_CheckExact(key);
+        pairs[2 * i] = key;
+        pairs[2 * i + 1] = value;
+        i++;
+    }
+    if (exact && i == n) {
+        for (Py_ssize_t k = 1; k < n; k++) {
+            PyObject *k_key = pairs[2 * k], *k_value = pairs[2 * k + 1];
+            Py_ssize_t j = k;
+            while (j > 0 && PyUnicode_Compare(pairs[2 * (j - 1)], k_key) > 0) {
+                pairs[2 * j] = pairs[2 * (j - 1)];
+                pairs[2 * j + 1] = pairs[2 * (j - 1) + 1];
+                j--;
+            }
+            pairs[2 * j] = k_key;
+            pairs[2 * j + 1] = k_value;
+        }
+        for (Py_ssize_t k = 0; k < 2 * n; k++)
+            Py_INCREF(pairs[k]);
+        *count = n;
+        return pairs;
+    }
+    items = PyDict_Items(kwargs);
+    if (items == NULL || PyList_Sort(items) < 0) {
+        Py_XDECREF(items);
+        if (pairs != storage)
+            PyMem_Free(pairs);
+        return NULL;
+    }
+    n = PyList_GET_SIZE(items) < n ? PyList_GET_SIZE(items) : n;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *item = PyList_GET_ITEM(items, k);
+        pairs[2 * k] = Py_NewRef(PyTuple_GET_ITEM(item, 0));
+        pairs[2 * k + 1] = Py_NewRef(PyTuple_GET_ITEM(item, 1));
+    }
+    Py_DECREF(items);
+    *count = n;
+    return pairs;
+}
+
+static void release_pairs(PyObject **pairs, PyObject **storage, Py_ssize_t n)
+{
+    if (pairs == NULL)
+        return;
+    for (Py_ssize_t k = 0; k < 2 * n; k++)
+        Py_DECREF(pairs[k]);
+    if (pairs != storage)
+        PyMem_Free(pairs);
+}
+
+/* One event frame, as Encoder.encode_event writes the fields Recording._emit gives it. */
+static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args, PyObject *kwargs,
+                           PyObject *const *pairs, Py_ssize_t npairs, PyObject *value, PyObject *error,
+                           PyObject *thread, PyObject *depth)
+{
+    Encoder *e = self->encoder;
+    char storage[512];
+    Buf out;
+    int r;
+    if (ready(e) < 0)
+        return NULL;
+    buf_init(&out, storage, sizeof(storage));
+    r = buf_byte(&out, 0x98) < 0 || pack_sint(&out, kind) < 0 || write_str(e, self->label, &out, 0) < 0
+        || write_args(e, first, args, &out) < 0 ? -1 : 0;
+    if (r == 0)
+        r = kwargs != NULL ? enc_value(e, kwargs, &out, 0) : write_kwargs(e, pairs, npairs, &out);
+    if (r == 0)
+        r = enc_value(e, value, &out, 0);
+    if (r == 0)
+        r = error == NULL ? buf_byte(&out, 0xC0) : write_error_field(e, error, &out);
+    if (r == 0)
+        r = pack_field_int(&out, thread);
+    if (r == 0)
+        r = pack_field_int(&out, depth);
+    return finish(&out, r);
+}
+
+/* Recording._emit: encode one event and append it, in one step under the lock. `args`
+ * and `kwargs` are the call's (NULL: none), `raised` the exception of a raise event. */
+static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObject *value, PyObject *raised,
+                    PyObject *depth, PyObject *receiver)
+{
+    PyObject *error = NULL, **pairs = NULL, *storage[2 * FEW_KWARGS], *thread = NULL, *first = NULL;
+    PyObject *frame = NULL;
+    Py_ssize_t npairs = 0;
+    int r = -1, open;
+    if (inside_get())
+        return 0;
+    if (inside_set(1) < 0)
+        return -1;
+    if (raised != NULL && (error = PyObject_CallOneArg(self->describe_error, raised)) == NULL)
+        goto done;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 1) {
+        /* Keyword order at a call site carries no meaning (see Recording._emit). */
+        if ((pairs = sorted_kwargs(kwargs, storage, &npairs)) == NULL)
+            goto done;
+        kwargs = NULL;
+    }
+    if (lock_take(self->lock) < 0)
+        goto done;
+    open = spy_open(self);
+    if (open <= 0) {
+        r = open;
+        goto unlock;
+    }
+    if ((thread = spy_thread(self)) == NULL)
+        goto unlock;
+    if (receiver != NULL && receiver != Py_None) {
+        int is_type = PyObject_IsInstance(receiver, (PyObject *)&PyType_Type);
+        if (is_type < 0 || (!is_type && (first = spy_instance(self, receiver)) == NULL))
+            goto unlock;
+    }
+    frame = spy_frame(self, kind, first, args, kwargs, pairs, npairs, value, error, thread, depth);
+    if (frame != NULL)
+        r = PyList_Append(self->frames, frame);
+unlock:
+    lock_give(self->lock);
+done:
+    Py_XDECREF(frame);
+    Py_XDECREF(first);
+    Py_XDECREF(thread);
+    Py_XDECREF(error);
+    release_pairs(pairs, storage, npairs);
+    if (inside_set(0) < 0)
+        r = -1;
+    return r;
+}
+
+/* The raise event of an exception the call raised, recorded while that exception is
+ * the one being handled (as inside `except BaseException`), then the exception is
+ * restored unchanged; an exception of the recording itself replaces it, chained. */
+static void spy_raised(Spy *self, PyObject *depth)
+{
+    PyObject *exc, *handled;
+#if PY_VERSION_HEX >= 0x030C0000
+    exc = PyErr_GetRaisedException();
+#else
+    {
+        PyObject *type, *tb;
+        PyErr_Fetch(&type, &exc, &tb);
+        PyErr_NormalizeException(&type, &exc, &tb);
+        if (tb != NULL)
+            PyException_SetTraceback(exc, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+    }
+#endif
+    handled = PyErr_GetHandledException();
+    PyErr_SetHandledException(exc);
+    if (spy_emit(self, KIND_RAISE, NULL, NULL, Py_None, exc, depth, NULL) == 0) {
+#if PY_VERSION_HEX >= 0x030C0000
+        PyErr_SetRaisedException(Py_NewRef(exc));
+#else
+        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), Py_NewRef(exc), PyException_GetTraceback(exc));
+#endif
+    }
+    PyErr_SetHandledException(handled);
+    Py_XDECREF(handled);
+    Py_DECREF(exc);
+}
+
+/* recorder._Spy.__call__(wrapped, instance, args, kwargs) */
+static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *wrapped, *instance, *args, *kwargs, *call, *depth, *deeper, *token, *result;
+    int open;
+    if (PyVectorcall_NARGS(nargsf) != 4 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "a spy takes (wrapped, instance, args, kwargs)");
+        return NULL;
+    }
+    if (self->recording == NULL) {
+        /* cleared by the garbage collector while part of a cycle */
+        PyErr_SetString(PyExc_RuntimeError, "the spy's recording is gone");
+        return NULL;
+    }
+    wrapped = argv[0];
+    instance = argv[1];
+    args = argv[2];
+    kwargs = argv[3];
+    if (!PyTuple_Check(args) || !PyDict_Check(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "a spy takes the call's args as a tuple and kwargs as a dict");
+        return NULL;
+    }
+    call = self->stub == Py_None ? wrapped : self->stub;
+    if (inside_get())
+        return PyObject_Call(call, args, kwargs);
+    if ((open = spy_open(self)) <= 0)
+        return open < 0 ? NULL : PyObject_Call(call, args, kwargs);
+    if (PyContextVar_Get(self->depth, NULL, &depth) < 0)
+        return NULL;
+    if (spy_emit(self, KIND_CALL, args, kwargs, Py_None, NULL, depth, instance) < 0) {
+        Py_DECREF(depth);
+        return NULL;
+    }
+    deeper = PyNumber_Add(depth, py_one);
+    token = deeper == NULL ? NULL : PyContextVar_Set(self->depth, deeper);
+    Py_XDECREF(deeper);
+    if (token == NULL) {
+        Py_DECREF(depth);
+        return NULL;
+    }
+    result = PyObject_Call(call, args, kwargs);
+    if (result == NULL && self->record_raise)
+        spy_raised(self, depth);
+    if (PyContextVar_Reset(self->depth, token) < 0)
+        Py_CLEAR(result);
+    Py_DECREF(token);
+    if (result != NULL && self->record_return
+        && spy_emit(self, KIND_RETURN, NULL, NULL, result, NULL, depth, NULL) < 0)
+        Py_CLEAR(result);
+    Py_DECREF(depth);
+    return result;
+}
+
+static int take_attr(PyObject *from, const char *name, PyTypeObject *type, PyObject **slot)
+{
+    /* An interned name: a temporary one would be kept by the type's attribute cache. */
+    PyObject *interned = PyUnicode_InternFromString(name), *value;
+    if (interned == NULL)
+        return -1;
+    value = PyObject_GetAttr(from, interned);
+    Py_DECREF(interned);
+    if (value == NULL)
+        return -1;
+    if (type != NULL && !PyObject_TypeCheck(value, type)) {
+        PyErr_Format(PyExc_TypeError, "the recording's %s is a %s, not a %s", name, Py_TYPE(value)->tp_name,
+                     type->tp_name);
+        Py_DECREF(value);
+        return -1;
+    }
+    *slot = value;
+    return 0;
+}
+
+static PyObject *Spy_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"recording", "label", "stub", "record_return", "describe_error", NULL};
+    PyObject *recording, *label, *stub, *describe_error, *flag = NULL;
+    int record_return, record_raise;
+    Spy *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OUOpO:Spy", names, &recording, &label, &stub, &record_return,
+                                     &describe_error))
+        return NULL;
+    if (stub != Py_None && !PyCallable_Check(stub)) {
+        PyErr_Format(PyExc_TypeError, "the stub is not callable: %R", stub);
+        return NULL;
+    }
+    if (take_attr(recording, "_record_raise", NULL, &flag) < 0)
+        return NULL;
+    record_raise = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (record_raise < 0)
+        return NULL;
+    self = (Spy *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = (vectorcallfunc)Spy_vectorcall;
+    self->recording = Py_NewRef(recording);
+    self->label = Py_NewRef(label);
+    self->stub = Py_NewRef(stub);
+    self->describe_error = Py_NewRef(describe_error);
+    self->record_raise = (char)record_raise;
+    self->record_return = (char)record_return;
+    if (take_attr(recording, "_encoder", &EncoderType, (PyObject **)&self->encoder) < 0
+        || take_attr(recording, "_frames", &PyList_Type, &self->frames) < 0
+        || take_attr(recording, "_lock", &LockType, (PyObject **)&self->lock) < 0
+        || take_attr(recording, "_depth", &PyContextVar_Type, &self->depth) < 0
+        || take_attr(recording, "_thread", NULL, &self->thread) < 0
+        || take_attr(recording, "_instances", &PyDict_Type, &self->instances) < 0
+        || take_attr(recording, "_instance_counts", &PyDict_Type, &self->instance_counts) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static int Spy_traverse(Spy *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->recording);
+    Py_VISIT(self->label);
+    Py_VISIT(self->stub);
+    Py_VISIT(self->describe_error);
+    Py_VISIT(self->encoder);
+    Py_VISIT(self->frames);
+    Py_VISIT(self->lock);
+    Py_VISIT(self->depth);
+    Py_VISIT(self->thread);
+    Py_VISIT(self->instances);
+    Py_VISIT(self->instance_counts);
+    return 0;
+}
+
+static int Spy_clear(Spy *self)
+{
+    Py_CLEAR(self->recording);
+    Py_CLEAR(self->label);
+    Py_CLEAR(self->stub);
+    Py_CLEAR(self->describe_error);
+    Py_CLEAR(self->encoder);
+    Py_CLEAR(self->frames);
+    Py_CLEAR(self->lock);
+    Py_CLEAR(self->depth);
+    Py_CLEAR(self->thread);
+    Py_CLEAR(self->instances);
+    Py_CLEAR(self->instance_counts);
+    return 0;
+}
+
+static void Spy_dealloc(Spy *self)
+{
+    PyObject_GC_UnTrack(self);
+    Spy_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef Spy_members[] = {
+    {"recording", T_OBJECT, offsetof(Spy, recording), READONLY, "The Recording this spy appends to."},
+    {"label", T_OBJECT, offsetof(Spy, label), READONLY, "The label of the spied target's events."},
+    {"stub", T_OBJECT, offsetof(Spy, stub), READONLY, "The callable run instead of the target, or None."},
+    {"record_raise", T_BOOL, offsetof(Spy, record_raise), READONLY, "Whether raise events are written."},
+    {"record_return", T_BOOL, offsetof(Spy, record_return), READONLY, "Whether return events are written."},
+    {NULL},
+};
+
+static PyTypeObject SpyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "callpin._speedups.Spy",
+    .tp_doc = PyDoc_STR("Spy(recording, label, stub, record_return, describe_error)\n--\n\n"
+                        "What wrapt calls for one spied target: recorder._Spy in C, appending to the\n"
+                        "recording's event sequence with no Python frame of callpin's."),
+    .tp_basicsize = sizeof(Spy),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = Spy_new,
+    .tp_dealloc = (destructor)Spy_dealloc,
+    .tp_traverse = (traverseproc)Spy_traverse,
+    .tp_clear = (inquiry)Spy_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Spy, vectorcall),
+    .tp_members = Spy_members,
+};
+
+/* ------------------------------------------------------------------------------------
  * configure(codec) */
 
 static int take_type(PyObject *from, const char *name, PyTypeObject **slot)
@@ -2294,14 +2987,26 @@ PyMODINIT_FUNC PyInit__speedups(void)
         || intern(&s_normalize_text, "normalize_text") < 0 || intern(&s_reprs, "reprs") < 0
         || intern(&s_bit_length, "bit_length") < 0 || intern(&s_to_bytes, "to_bytes") < 0
         || intern(&s_big, "big") < 0 || intern(&s_signed, "signed") < 0 || intern(&s_max_depth, "MAX_DEPTH") < 0
-        || intern(&s_max_str, "MAX_STR") < 0 || intern(&s_max_items, "MAX_ITEMS") < 0)
+        || intern(&s_max_str, "MAX_STR") < 0 || intern(&s_max_items, "MAX_ITEMS") < 0
+        || intern(&s__open, "_open") < 0 || intern(&s__threads, "_threads") < 0
+        || intern(&s_ordinal, "ordinal") < 0)
         return NULL;
-    if (PyType_Ready(&EncoderType) < 0)
+    if ((py_zero = PyLong_FromLong(0)) == NULL || (py_one = PyLong_FromLong(1)) == NULL)
+        return NULL;
+    if (!PyThread_tss_is_created(&inside_key) && PyThread_tss_create(&inside_key) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot create the thread-specific key of callpin._speedups");
+        return NULL;
+    }
+    if (PyType_Ready(&EncoderType) < 0 || PyType_Ready(&ThreadStateType) < 0 || PyType_Ready(&LockType) < 0
+        || PyType_Ready(&SpyType) < 0)
         return NULL;
     module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(module, "Encoder", (PyObject *)&EncoderType) < 0) {
+    if (PyModule_AddObjectRef(module, "Encoder", (PyObject *)&EncoderType) < 0
+        || PyModule_AddObjectRef(module, "ThreadState", (PyObject *)&ThreadStateType) < 0
+        || PyModule_AddObjectRef(module, "Lock", (PyObject *)&LockType) < 0
+        || PyModule_AddObjectRef(module, "Spy", (PyObject *)&SpyType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -429,6 +429,10 @@ class Encoder:
         self.numbering = Numbering()
         self._stack: list[int] = []
         self._mode = _NORMAL
+        # What `rules` asks of text, read again whenever `rules` is another object.
+        self._rules_read: RuleSet | None = None
+        self._normalizing = False
+        self._builtin_text = False
 
     # -- public --------------------------------------------------------------------
 
@@ -450,8 +454,13 @@ class Encoder:
         depth: int,
     ) -> bytes:
         """One event frame: `[kind, label, args, kwargs, value, error, thread, depth]`."""
+        # The int fields of an event are small: one byte each, written here without
+        # the general packing (which the rest still get).
         out = bytearray(b"\x98")
-        _pack_field_int(kind, out)
+        if type(kind) is int and 0 <= kind < 0x80:
+            out.append(kind)
+        else:
+            _pack_field_int(kind, out)
         self._str(label, out)
         self._value(list(args), out, 0)
         self._value(kwargs, out, 0)
@@ -462,8 +471,14 @@ class Encoder:
             out.append(0x92)
             self._str(error[0], out)
             self._str(error[1], out, reprs=True)
-        _pack_field_int(thread, out)
-        _pack_field_int(depth, out)
+        if type(thread) is int and 0 <= thread < 0x80:
+            out.append(thread)
+        else:
+            _pack_field_int(thread, out)
+        if type(depth) is int and 0 <= depth < 0x80:
+            out.append(depth)
+        else:
+            _pack_field_int(depth, out)
         return bytes(out)
 
     # -- values ----------------------------------------------------------------------
@@ -472,6 +487,16 @@ class Encoder:
         start = len(out)
         try:
             cls = type(obj)
+            # The commonest values first, as their handlers write them.
+            if cls is str:
+                self._str(obj, out)
+                return
+            if cls is int and -0x20 <= obj < 0x80:
+                out.append(obj & 0xFF)
+                return
+            if obj is None:
+                out.append(0xC0)
+                return
             handler = _HANDLERS.get(cls)
             # Only values that nest count against the depth limit; scalars and the
             # leaf markers are written at any depth (a decoded marker re-encodes as itself).
@@ -541,10 +566,17 @@ class Encoder:
     def _str(self, obj: str, out: bytearray, depth: int = 0, *, reprs: bool = False) -> None:
         if type(obj) is not str:
             obj = _exact_str(obj)
-        if self.rules and self._mode != _RAW:
-            obj = normalize_text(
-                obj, self.rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE
-            )
+        rules = self.rules
+        if rules is not self._rules_read:
+            self._read_rules(rules)
+        # normalize_text returns a text untouched when only built-in rules apply and it
+        # has no '-' (nor, in a repr, "0x"); that common case skips the call.
+        if (
+            self._normalizing
+            and self._mode != _RAW
+            and (not self._builtin_text or "-" in obj or (reprs and "0x" in obj))
+        ):
+            obj = normalize_text(obj, rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE)
         try:
             data = obj.encode("utf-8")
         except UnicodeEncodeError:
@@ -553,9 +585,18 @@ class Encoder:
             self._check_size(len(data), str)
             _pack_ext(EXT_SURROGATE_STR, data, out)
             return
-        self._check_size(len(data), str)
-        _pack_str_header(len(data), out)
+        size = len(data)
+        if size < 32:
+            out.append(0xA0 | size)
+        else:
+            self._check_size(size, str)
+            _pack_str_header(size, out)
         out += data
+
+    def _read_rules(self, rules: RuleSet) -> None:
+        self._rules_read = rules
+        self._normalizing = bool(rules)
+        self._builtin_text = bool(getattr(rules, "_builtin_only", False))
 
     def _check_size(self, size: int, cls: type) -> None:
         if size > MAX_STR:
@@ -665,12 +706,15 @@ class Encoder:
             number = self.numbering.peek(name, key)
         else:
             number = self.numbering.number(name, key)
-        self._inert_placeholder(Placeholder(name, number), out, 0)
+        self._write_placeholder(name, number, out)
 
     def _inert_placeholder(self, obj: Placeholder, out: bytearray, depth: int) -> None:
+        self._write_placeholder(obj.name, obj.number, out)
+
+    def _write_placeholder(self, name: str, number: int, out: bytearray) -> None:
         payload = bytearray(b"\x92")
-        self._plain_str(obj.name, payload)
-        _pack_field_int(obj.number, payload)
+        self._plain_str(name, payload)
+        _pack_field_int(number, payload)
         _pack_ext(EXT_PLACEHOLDER, payload, out)
 
     def _plain_str(self, text: str, out: bytearray) -> None:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from . import codec
+from . import _impl, codec
 from ._impl import Encoder
 from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
 from .logfile import _TEMP_SUFFIX, KIND_CODES, Event, Log, decode_event, load, write_log
@@ -42,7 +42,11 @@ class _ThreadState(threading.local):
     inside = False
 
 
-_thread_state = _ThreadState()
+# With the C speedups the flag lives in C, where the C spies read it, and this
+# object shows it to the Python path: one flag per thread for both.
+_thread_state: _ThreadState = (
+    _ThreadState() if _impl.ThreadState is None else _impl.ThreadState()
+)
 
 
 def returns(value: Any) -> Callable[..., Any]:
@@ -148,7 +152,7 @@ class Recording:
 
         # The event sequence. One lock orders encoding and appending, because the
         # encoder's placeholder and instance numbering follow the order of the log.
-        self._lock = threading.Lock()
+        self._lock = _impl.Lock()
         self._open = False
         self._encoder = Encoder(normalize)
         self._frames: list[bytes] = []
@@ -264,13 +268,14 @@ class Recording:
 
     def _spy_handler(self, site: Site, stub: Callable[..., Any] | None) -> Handler:
         if site.flavor == "async":
-            return _AsyncSpy(self, site.label, stub)
-        spy = _Spy(self, site.label, stub)
-        if site.flavor == "generator":
-            # The generator is the user's to iterate; its "return value" is only the
-            # generator object, so no return event is written for it.
-            spy.record_return = False
-        return spy
+            return _AsyncSpy(self, site.label, stub, self._record_return)
+        # The generator is the user's to iterate; its "return value" is only the
+        # generator object, so no return event is written for it.
+        record_return = self._record_return and site.flavor != "generator"
+        if _CSpy is not None:
+            handler: Handler = _CSpy(self, site.label, stub, record_return, _error)
+            return handler
+        return _Spy(self, site.label, stub, record_return)
 
     def _emit(
         self,
@@ -331,38 +336,47 @@ class _Spy:
     """What wrapt calls for one spied target: the whole per-call path of a recording.
 
     `__call__` is the hot path and deliberately one small function: read the depth,
-    append the call event, delegate one level deeper, append the outcome.
+    append the call event, delegate one level deeper, append the outcome. The
+    recording's depth variable and `_emit` are held here, one attribute away.
     """
 
-    __slots__ = ("label", "record_raise", "record_return", "recording", "stub")
+    __slots__ = ("_depth", "_emit", "label", "record_raise", "record_return", "recording", "stub")
 
-    def __init__(self, recording: Recording, label: str, stub: Callable[..., Any] | None) -> None:
+    def __init__(
+        self,
+        recording: Recording,
+        label: str,
+        stub: Callable[..., Any] | None,
+        record_return: bool,
+    ) -> None:
         self.recording = recording
         self.label = label
         self.stub = stub
         self.record_raise = recording._record_raise
-        self.record_return = recording._record_return
+        self.record_return = record_return
+        self._depth = recording._depth
+        self._emit = recording._emit
 
     def __call__(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
         call = wrapped if self.stub is None else self.stub
-        rec = self.recording
-        if _thread_state.inside or not rec._open:
+        if _thread_state.inside or not self.recording._open:
             return call(*args, **kwargs)
-        depth = rec._depth.get()
-        rec._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
-        token = rec._depth.set(depth + 1)
+        variable = self._depth
+        depth = variable.get()
+        self._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
+        token = variable.set(depth + 1)
         try:
             result = call(*args, **kwargs)
         except BaseException as exc:
             if self.record_raise:
-                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
+                self._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
             raise
         finally:
-            rec._depth.reset(token)
+            variable.reset(token)
         if self.record_return:
-            rec._emit(_RETURN, self.label, _NO_ARGS, {}, result, None, depth, None)
+            self._emit(_RETURN, self.label, _NO_ARGS, {}, result, None, depth, None)
         return result
 
 
@@ -401,6 +415,11 @@ class _AsyncSpy(_Spy):
         if self.record_return:
             rec._emit(_RETURN, self.label, _NO_ARGS, {}, result, None, depth, None)
         return result
+
+
+# The C spy (the same path as _Spy, with no Python frame per call) when the C
+# speedups are live; None otherwise.
+_CSpy: Any = _impl.Spy
 
 
 def _start(
