@@ -58,10 +58,20 @@ sanitize:
 	$(SANITIZE_ENV) $(SANITIZE_VENV)/bin/python -c "import callpin, sys; print('callpin implementation:', callpin.IMPLEMENTATION, callpin.__file__); sys.exit(callpin.IMPLEMENTATION != 'c')"
 	$(SANITIZE_ENV) $(SANITIZE_VENV)/bin/python -m pytest $(XDIST) -q $(PYTEST_ARGS) $(SANITIZE_TESTS)
 
+# The reliability suite at its long size (at least 100,000 fuzzed logs, 200 killed
+# writers, 20 rounds of 16 threads), then its figures as one table.
+FIGURES := reliability-figures.jsonl
+
+reliability: $(STAMP)
+	rm -f $(FIGURES)
+	CALLPIN_RELIABILITY=long CALLPIN_FIGURES=$(CURDIR)/$(FIGURES) $(PY) -m pytest $(XDIST) -q \
+		$(PYTEST_ARGS) tests/reliability; status=$$?; \
+	$(PY) tests/reliability/table.py $(FIGURES) || status=1; exit $$status
+
 lint: $(STAMP)
 	$(PY) -m pip install --quiet ruff mypy
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) $(SANITIZE_VENV) build src/*.egg-info src/callpin/*.so
+	rm -rf $(VENV) $(SANITIZE_VENV) $(FIGURES) build src/*.egg-info src/callpin/*.so
