@@ -419,8 +419,11 @@ def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder
     """Accept refreshed baselines: record their fingerprints in baselines/MANIFEST with a reason."""
     from .gate import bless
 
-    for blessing in bless(list(paths), reason=reason, folder=folder, all_changed=all_changed):
+    blessings = bless(list(paths), reason=reason, folder=folder, all_changed=all_changed)
+    for blessing in blessings:
         click.echo(blessing.describe())
+    if not blessings:
+        click.echo("bless: every baseline matches its manifest line; nothing to bless")
     return EXIT_SAME
 
 

@@ -373,6 +373,8 @@ def bless(
                 targets.append(path)
         targets += [path for path in entries if not (root / path).is_file()]
     if not targets:
+        if all_changed:
+            return []  # every baseline already matches its line: nothing to do, not an error
         raise UsageError("nothing to bless: give baseline paths or --all-changed")
     previous = _previous_versions(root)
     blessings: list[Blessing] = []

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from callpin.demo import run_demo
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _tour_commands() -> list[str]:
+    """The `$ ` command lines of the README's tour, which quotes `make demo`'s output."""
+    text = README.read_text()
+    tour = text.split("## A five-minute tour", 1)[1].split("\n## ", 1)[0]
+    return [line[2:] for line in tour.splitlines() if line.startswith("$ ")]
 
 
 def test_the_demo_runs_the_six_steps_and_shows_what_a_newcomer_needs(tmp_path):
@@ -16,5 +28,13 @@ def test_the_demo_runs_the_six_steps_and_shows_what_a_newcomer_needs(tmp_path):
     assert output.count("2 differences: 2 moved, 0 missing, 0 extra, 0 changed") >= 2
     assert "bite: 4 mutants in git worktrees: 4 caught, 0 timeout, 0 survived, 0 error" in output
     assert "VOLATILE: none" in output
+    # The README's tour shows these very commands (paths shortened with `...`): it cannot
+    # drift from what the demo runs.
+    shown = [line[2:] for line in lines if line.startswith("$ ")]
+    tour = _tour_commands()
+    assert len(tour) >= 5
+    for documented in tour:
+        pattern = re.escape(documented).replace(re.escape("..."), "[^ ]*")
+        assert any(re.fullmatch(pattern, command) for command in shown), documented
     report = tmp_path / "demo" / "drift.html"
     assert report.is_file() and "op-moved" in report.read_text()

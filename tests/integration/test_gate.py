@@ -132,6 +132,17 @@ def test_bad_inputs_are_one_line_and_exit_2(repo, tmp_path):
     assert code == 2 and "MANIFEST:5:" in err and len(err.strip().splitlines()) == 1
 
 
+def test_bless_all_changed_with_nothing_changed_says_so_and_changes_nothing(repo):
+    manifest = (repo / "baselines" / "MANIFEST").read_bytes()
+    code, out, err = run(repo, "bless", "--all-changed", "--reason", "again")
+    assert (code, err) == (0, "")
+    assert out == "bless: every baseline matches its manifest line; nothing to bless\n"
+    assert (repo / "baselines" / "MANIFEST").read_bytes() == manifest
+    code, out, err = run(repo, "bless", "--reason", "no paths")
+    assert code == 2
+    assert err == "callpin: nothing to bless: give baseline paths or --all-changed\n"
+
+
 def test_bless_needs_a_reason(repo):
     code, _, err = run(repo, "bless", "baselines/other.cpin", "--reason", "  ")
     assert code == 2 and "reason" in err
