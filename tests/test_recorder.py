@@ -390,6 +390,19 @@ def test_the_log_is_written_to_path_on_exit_with_the_recordings_bytes(billing, t
     assert [e.args for e in log] == [(1,)]
 
 
+def test_pin_is_public_and_writes_then_compares_as_the_readme_shows(billing, tmp_path):
+    path = tmp_path / "baselines" / "renew.cpin"
+    assert "pin" in callpin.__all__
+    with callpin.pin(path, spy="cp_billing.echo", mode="new"):
+        billing.echo(1)
+    with callpin.pin(path, spy="cp_billing.echo", mode="check"):
+        billing.echo(1)
+    with pytest.raises(callpin.Drift):
+        with callpin.pin(path, spy="cp_billing.echo", mode="check"):
+            billing.echo(2)
+    assert [e.args for e in callpin.load(path)] == [(1,)]
+
+
 def test_a_block_that_raised_still_writes_its_log(billing, tmp_path):
     path = tmp_path / "renew.cpin"
     with pytest.raises(RuntimeError):

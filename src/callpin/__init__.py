@@ -31,7 +31,7 @@ from .errors import (
 )
 from .logfile import Event, Log, load
 from .normalize import DEFAULT_RULES, RuleSet, rule
-from .recorder import Recording, raises, record, returns
+from .recorder import Recording, pin, raises, record, returns
 from .spy import target
 
 __version__ = "0.1.0"
@@ -68,6 +68,7 @@ __all__ = [
     "__version__",
     "diff",
     "load",
+    "pin",
     "raises",
     "record",
     "register",

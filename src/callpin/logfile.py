@@ -120,54 +120,35 @@ class LogWriter:
         meta: dict[str, Any] | None = None,
     ) -> None:
         self.path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(folder, exist_ok=True)
-        base = os.path.basename(self.path)
-        _remove_dead_temps(folder, base)
-        self._temp = os.path.join(
-            folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
-        )
-        fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        self._file: IO[bytes] | None = os.fdopen(fd, "wb")
-        self._file.write(encode_header(rules, meta))
+        self._out: _ReplacingFile | None = _ReplacingFile(self.path)
+        self._out.write(encode_header(rules, meta))
         self._hasher = xxhash.xxh3_64()
         self.count = 0
         self.fingerprint: str | None = None
 
     def write(self, frame: bytes) -> None:
         """Append one encoded event frame."""
-        assert self._file is not None, "LogWriter is closed"
-        self._file.write(frame)
+        assert self._out is not None, "LogWriter is closed"
+        self._out.write(frame)
         self._hasher.update(frame)
         self.count += 1
 
     def close(self) -> str:
         """Write the trailer, make the file durable and move it into place; the fingerprint."""
-        if self._file is None:
+        if self._out is None:
             assert self.fingerprint is not None
             return self.fingerprint
-        file, self._file = self._file, None
-        try:
-            digest = self._hasher.intdigest()
-            file.write(_trailer(self.count, digest))
-            file.flush()
-            os.fsync(file.fileno())
-            file.close()
-            os.replace(self._temp, self.path)
-        except BaseException:
-            file.close()
-            _unlink_quietly(self._temp)
-            raise
-        _fsync_folder(os.path.dirname(os.path.abspath(self.path)))
+        out, self._out = self._out, None
+        digest = self._hasher.intdigest()
+        out.commit(_trailer(self.count, digest))
         self.fingerprint = _fingerprint_text(digest)
         return self.fingerprint
 
     def abort(self) -> None:
         """Drop the temporary file; the file at `path` stays as it was."""
-        if self._file is not None:
-            file, self._file = self._file, None
-            file.close()
-            _unlink_quietly(self._temp)
+        if self._out is not None:
+            out, self._out = self._out, None
+            out.abort()
 
     def __enter__(self) -> LogWriter:
         return self
@@ -196,6 +177,54 @@ def log_bytes(frames: Sequence[bytes], *, rules: RuleSet = DEFAULT_RULES,
     """The bytes of a whole log held in memory (the same bytes LogWriter writes)."""
     body = b"".join(frames)
     return encode_header(rules, meta) + body + _trailer(len(frames), xxhash.xxh3_64_intdigest(body))
+
+
+def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace the file at `path` with `data` as a log is replaced: whole, or not at all."""
+    _ReplacingFile(os.fspath(path)).commit(data)
+
+
+class _ReplacingFile:
+    """A temporary file in the target's folder that `commit` moves over the target.
+
+    Its name, `.<name>.<pid>-<random>.callpin-tmp`, says which process writes it, so
+    that the next writer of the same target removes it once that process is gone (a
+    SIGKILL runs no clean-up). Its owner calls `abort` or `commit`, which removes it
+    on any failure.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(self._folder, exist_ok=True)
+        base = os.path.basename(path)
+        _remove_dead_temps(self._folder, base)
+        self._temp = os.path.join(
+            self._folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+        )
+        fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        self._file: IO[bytes] = os.fdopen(fd, "wb")
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+
+    def commit(self, last: bytes = b"") -> None:
+        """Write `last`, make the content durable and move it over the target, atomically."""
+        try:
+            self._file.write(last)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(self._temp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        _fsync_folder(self._folder)
+
+    def abort(self) -> None:
+        """Close and remove the temporary file; the target stays as it was."""
+        self._file.close()
+        _unlink_quietly(self._temp)
 
 
 def _remove_dead_temps(folder: str, base: str) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import ManifestError, UsageError
+from .logfile import replace_file
 
 NAME = "MANIFEST"
 HEADER = (
@@ -109,11 +110,12 @@ def read(folder: str | os.PathLike[str]) -> dict[str, Entry]:
 
 
 def write(folder: str | os.PathLike[str], entries: Iterable[Entry]) -> None:
-    """Write the manifest atomically (temporary file, then replace)."""
-    path = Path(folder) / NAME
-    temp = path.with_name(f".{NAME}.{os.getpid()}.tmp")
-    temp.write_text(render(entries), encoding="utf-8")
-    os.replace(temp, path)
+    """Write the manifest atomically, as a log is written (docs/FORMAT.md, "Writing").
+
+    A crash or SIGKILL leaves the previous manifest whole, and the next write removes
+    the temporary files of writers that died.
+    """
+    replace_file(Path(folder) / NAME, render(entries).encode("utf-8"))
 
 
 def baseline_files(folder: str | os.PathLike[str]) -> list[str]:
