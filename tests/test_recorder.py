@@ -478,3 +478,14 @@ def test_placeholders_are_numbered_across_the_whole_log(billing):
         billing.echo(second)
         billing.echo(first)
     assert [e.args[0] for e in rec.events] == ["<uuid:1>", "<uuid:2>", "<uuid:1>"]
+
+
+
+def test_pin_is_part_of_the_public_api_as_the_docs_use_it(tmp_path):
+    baseline = tmp_path / "renew.cpin"
+    manager = callpin.pin(baseline, spy=callpin.target(os.path, "basename"), mode="check")
+    assert isinstance(manager, callpin.Pin)
+    with pytest.raises(callpin.BaselineMissing, match="no baseline"):
+        with manager as rec:
+            os.path.basename("/a/b")
+    assert [event.label for event in rec.events] == [f"{os.path.__name__}.basename"]
