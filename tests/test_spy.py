@@ -523,3 +523,12 @@ def test_a_module_imported_inside_the_block_gets_the_original_back(billing, make
         late = make_module("cp_late", "from cp_pkg.billing import charge")
         assert late.charge is not original
     assert late.charge is original
+
+
+def test_a_module_imported_inside_a_block_without_aliases_gets_the_original_back(
+    billing, make_module
+):
+    original = billing.charge
+    with callpin.record(spy="cp_pkg.billing.charge", aliases=False):
+        late = make_module("cp_late", "from cp_pkg.billing import charge")
+    assert late.charge is original

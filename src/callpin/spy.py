@@ -327,13 +327,11 @@ class Patcher:
 
     def __init__(self) -> None:
         self._placed: list[_Layer] = []
-        self._sweep = False
         self.patches: list[Patch] = []
 
     def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool) -> None:
         """Patch every site with its handler; on failure restore what was done and raise."""
         proxies = [(site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in wired]
-        self._sweep = aliases
         with _layers_lock:
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
@@ -368,7 +366,7 @@ class Patcher:
             swept = {
                 id(layer.proxy): layer
                 for layer in self._placed
-                if self._sweep and isinstance(layer.owner, types.ModuleType)
+                if isinstance(layer.owner, types.ModuleType)
             }
             while self._placed:
                 try:
@@ -405,6 +403,8 @@ def _sweep_proxies(swept: dict[int, _Layer]) -> None:
 
     A module imported inside the block (`from billing import charge_card`) bound the
     proxy itself; left there, it would keep the whole recording alive and stay a proxy.
+    This holds with `aliases=False` too: it only turns off patching the aliases found
+    when the block starts.
     """
     for module in list(sys.modules.copy().values()):
         namespace = (
