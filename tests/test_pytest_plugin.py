@@ -183,8 +183,19 @@ def test_a_test_file_outside_the_rootdir_does_not_share_a_baseline_with_one_insi
     assert outside == ("_-482c6323", "x", "test_a", "test_b")
 
 
-@pytest.mark.parametrize("reserved", ["CON", "con", "Nul", "aux", "COM1", "lpt9", "PRN.x"])
-def test_names_windows_reserves_get_a_hash(reserved):
+@pytest.mark.parametrize(
+    ("reserved", "start"),
+    [
+        ("CON", "CON"),
+        ("con", "con"),
+        ("aux", "aux"),
+        ("COM1", "COM1"),
+        ("lpt9", "lpt9"),
+        ("Nul.txt", "Nul_txt"),
+        ("PRN.x.y", "PRN_x.y"),
+    ],
+)
+def test_names_windows_reserves_get_a_hash(reserved, start):
     folder, _, test = baseline_stem(f"{reserved}/test_x.py::{reserved}")
-    assert re.fullmatch(re.escape(reserved) + r"-[0-9a-f]{8}", folder)
+    assert re.fullmatch(re.escape(start) + r"-[0-9a-f]{8}", folder)
     assert test == folder

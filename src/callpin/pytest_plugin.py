@@ -68,6 +68,9 @@ def _component(text: str) -> str:
     """
     cleaned = _SAFE.sub("_", text).strip(".") or "_"
     reserved = cleaned.split(".", 1)[0].upper() in _RESERVED
+    if reserved:
+        # Windows reserves the name whatever follows its first dot (`nul.txt`).
+        cleaned = cleaned.replace(".", "_", 1)
     if cleaned != text or len(cleaned) > _MAX_COMPONENT or reserved:
         digest = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))[:8]
         cleaned = f"{cleaned[: _MAX_COMPONENT - 9]}-{digest}"
