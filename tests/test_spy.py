@@ -532,3 +532,24 @@ def test_a_module_imported_inside_a_block_without_aliases_gets_the_original_back
     with callpin.record(spy="cp_pkg.billing.charge", aliases=False):
         late = make_module("cp_late", "from cp_pkg.billing import charge")
     assert late.charge is original
+
+
+def test_a_place_patched_by_another_thread_after_resolution_is_wrapped_not_skipped(billing):
+    # What a second thread entering a recording at the same moment does: it resolved
+    # the place before the first one patched it, and patches after.
+    resolved = spy.resolve("cp_pkg.billing.Sandbox.charge")
+    seen = []
+
+    def handler(wrapped, instance, args, kwargs):
+        seen.append(args)
+        return wrapped(*args, **kwargs)
+
+    with callpin.record(spy="cp_pkg.billing.Sandbox.charge") as outer:
+        late = spy.Patcher()
+        late.patch([(resolved[0], handler)], aliases=True)
+        billing.Sandbox().charge(5)
+        late.restore()
+    assert seen == [(5,)]
+    assert [args for _, args, _ in calls(outer)] == [(Instance("cp_pkg.billing.Sandbox", 1), 5)]
+    assert "charge" not in vars(billing.Sandbox)
+    assert spy._layers == {}

@@ -9,7 +9,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 import wrapt
@@ -331,8 +331,13 @@ class Patcher:
 
     def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool) -> None:
         """Patch every site with its handler; on failure restore what was done and raise."""
-        proxies = [(site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in wired]
         with _layers_lock:
+            # Another thread may have patched a place since it was resolved: what is
+            # there now is what this patch covers and wraps, so the calls reach both.
+            current = [(_current(site), handler) for site, handler in wired]
+            proxies = [
+                (site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in current
+            ]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies) if aliases else []
@@ -377,6 +382,18 @@ class Patcher:
                 _sweep_proxies(swept)
         if failures:
             raise failures[0]
+
+
+def _current(site: Site) -> Site:
+    """The site with what its place holds now (a proxy put there since it was resolved)."""
+    try:
+        raw = _raw(site.owner, site.name)
+    except AttributeError:
+        raise TargetError(site.place, "it disappeared before it could be patched") from None
+    if raw is site.original:
+        return site
+    own = _own_dict(site.owner)
+    return replace(site, original=raw, present=own is not None and site.name in own)
 
 
 def _unlayer(layer: _Layer) -> None:

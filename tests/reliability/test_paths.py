@@ -169,7 +169,7 @@ def test_hostile_test_ids_stay_in_the_baselines_folder_on_distinct_files(
         check([], [], "test_y", None, text or None)
 
     @settings(
-        max_examples=scale.pick(300, 20_000),
+        max_examples=scale.pick(300, 10_000),
         deadline=None,
         database=None,
         derandomize=True,

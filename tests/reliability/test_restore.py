@@ -213,7 +213,7 @@ def test_a_block_that_raises_restores_everything(
 ) -> None:
     rng = random.Random(f"raise-{raised.__name__}")
     tally = Tally(f"block raises {raised.__name__}")
-    for number in range(scale.pick(60, 1500)):
+    for number in range(scale.pick(60, 800)):
         before = world.snapshot()
         late_name = f"rl_late_{number}"
         with pytest.raises(raised):
@@ -249,7 +249,7 @@ def test_a_generator_closed_or_collected_mid_block_restores_everything(
                 world.call_some(rng)
                 yield step
 
-    for number in range(scale.pick(80, 2000)):
+    for number in range(scale.pick(80, 700)):
         before = world.snapshot()
         generators = [recorder_generator(number * 10 + k) for k in range(rng.randint(1, 3))]
         for generator in generators:
@@ -294,7 +294,7 @@ def test_threads_leaving_a_block_by_return_or_raise_restore_everything(
         except BaseException as exc:  # seen by the main thread
             failures.append(exc)
 
-    for number in range(scale.pick(40, 800)):
+    for number in range(scale.pick(40, 2000)):
         before = world.snapshot()
         count = rng.randint(1, 4)
         barrier = threading.Barrier(count)
@@ -324,7 +324,7 @@ def test_nested_recorders_ended_in_any_order_restore_everything(
 ) -> None:
     rng = random.Random("nested")
     tally = Tally("nested, ended out of order")
-    for number in range(scale.pick(80, 2000)):
+    for number in range(scale.pick(80, 1000)):
         before = world.snapshot()
         same = rng.random() < 0.5
         shared = _targets(rng)
