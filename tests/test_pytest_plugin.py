@@ -8,7 +8,13 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from callpin.pytest_plugin import PinReport, _owned, baseline_path, baseline_stem, today
+from callpin.pytest_plugin import (
+    PinReport,
+    _owned,
+    baseline_path,
+    baseline_stem,
+    today,
+)
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*[A-Za-z0-9_-]$|^[A-Za-z0-9_-]$")
 
@@ -169,3 +175,27 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point():
     (found,) = [point for point in entry_points(group="pytest11") if point.name == "callpin"]
     assert found.value == "callpin.pytest_plugin"
     assert Path(found.load().__file__).name == "pytest_plugin.py"
+
+
+def test_a_test_file_outside_the_rootdir_does_not_share_a_baseline_with_one_inside():
+    outside = baseline_stem("../x/test_a.py::test_b")
+    assert outside != baseline_stem("x/test_a.py::test_b")
+    assert outside == ("_-482c6323", "x", "test_a", "test_b")
+
+
+@pytest.mark.parametrize(
+    ("reserved", "start"),
+    [
+        ("CON", "CON"),
+        ("con", "con"),
+        ("aux", "aux"),
+        ("COM1", "COM1"),
+        ("lpt9", "lpt9"),
+        ("Nul.txt", "Nul_txt"),
+        ("PRN.x.y", "PRN_x.y"),
+    ],
+)
+def test_names_windows_reserves_get_a_hash(reserved, start):
+    folder, _, test = baseline_stem(f"{reserved}/test_x.py::{reserved}")
+    assert re.fullmatch(re.escape(start) + r"-[0-9a-f]{8}", folder)
+    assert test == folder

@@ -475,6 +475,32 @@ def test_output_name_rule(source, label, expected):
     assert output_name(source, label) == expected
 
 
+@pytest.mark.parametrize(
+    ("source", "label"),
+    [
+        (None, "x" * 300),
+        ("baselines/tests/" + "t" * 206 + ".cpin", None),
+        ("/tmp/" + "d" * 300 + "/" + "f" * 300, None),
+    ],
+)
+def test_a_long_name_is_exported_clipped_with_a_hash(source, label, monkeypatch, tmp_path):
+    monkeypatch.delenv("CALLPIN_OUTPUT_DIR", raising=False)
+    with callpin.record(spy={label or "l": callpin.target(os.path, "basename")}) as rec:
+        os.path.basename("/a")
+    monkeypatch.setenv("CALLPIN_OUTPUT_DIR", str(tmp_path))
+    written = rec.export(source)
+    assert written is not None
+    relative = os.path.relpath(written, tmp_path)
+    assert all(len(part) <= 105 for part in relative.split(os.sep))
+    assert relative == output_name(source, label)
+    assert callpin.load(written).fingerprint == rec.log().fingerprint
+
+
+def test_clipped_names_of_different_sources_differ():
+    assert output_name(None, "x" * 300 + "1") != output_name(None, "x" * 300 + "2")
+    assert len(output_name(None, "x" * 300)) == len("x" * 91 + "-12345678.cpin")
+
+
 def test_recordings_of_the_same_calls_are_byte_identical(billing):
     def run():
         with callpin.record(spy="cp_billing.Gateway.ping", outcomes="all") as rec:
@@ -491,3 +517,13 @@ def test_placeholders_are_numbered_across_the_whole_log(billing):
         billing.echo(second)
         billing.echo(first)
     assert [e.args[0] for e in rec.events] == ["<uuid:1>", "<uuid:2>", "<uuid:1>"]
+
+
+def test_pin_is_part_of_the_public_api_as_the_docs_use_it(tmp_path):
+    baseline = tmp_path / "renew.cpin"
+    manager = callpin.pin(baseline, spy=callpin.target(os.path, "basename"), mode="check")
+    assert isinstance(manager, callpin.Pin)
+    with pytest.raises(callpin.BaselineMissing, match="no baseline"):
+        with manager as rec:
+            os.path.basename("/a/b")
+    assert [event.label for event in rec.events] == [f"{os.path.__name__}.basename"]

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import callpin
-from callpin import Instance, TargetError, UsageError
+from callpin import Instance, TargetError, UsageError, spy
 
 COLLABORATORS = """
     import functools
@@ -489,3 +489,67 @@ def test_nested_recorders_on_methods_each_see_the_receiver_and_restore(billing):
         ("cp_pkg.billing.Gateway.create", ("z",), {}),
     ]
     assert vars(billing.Gateway)["create"] is original
+
+
+def test_nested_recorders_ended_outer_first_restore_every_place(billing, make_module):
+    legacy = make_module("cp_legacy", LEGACY)
+    before = _places(billing, legacy)
+    outer = callpin.record(spy=SPIED)
+    inner = callpin.record(spy=SPIED)
+    outer.__enter__()
+    inner.__enter__()
+    outer.__exit__(None, None, None)
+    legacy.renew("card_A")
+    inner.__exit__(None, None, None)
+    assert [label for label, _, _ in calls(inner)] == ["cp_pkg.billing.charge"]
+    assert all(_places(billing, legacy)[name] is value for name, value in before.items())
+    assert spy._layers == {}
+
+
+def test_an_inherited_method_stays_absent_when_nested_recorders_end_outer_first(billing):
+    outer = callpin.record(spy="cp_pkg.billing.Sandbox.charge")
+    inner = callpin.record(spy="cp_pkg.billing.Sandbox.charge")
+    outer.__enter__()
+    inner.__enter__()
+    outer.stop()
+    inner.stop()
+    assert "charge" not in vars(billing.Sandbox)
+    assert billing.Sandbox.charge is vars(billing.Gateway)["charge"]
+
+
+def test_a_module_imported_inside_the_block_gets_the_original_back(billing, make_module):
+    original = billing.charge
+    with callpin.record(spy="cp_pkg.billing.charge"):
+        late = make_module("cp_late", "from cp_pkg.billing import charge")
+        assert late.charge is not original
+    assert late.charge is original
+
+
+def test_a_module_imported_inside_a_block_without_aliases_gets_the_original_back(
+    billing, make_module
+):
+    original = billing.charge
+    with callpin.record(spy="cp_pkg.billing.charge", aliases=False):
+        late = make_module("cp_late", "from cp_pkg.billing import charge")
+    assert late.charge is original
+
+
+def test_a_place_patched_by_another_thread_after_resolution_is_wrapped_not_skipped(billing):
+    # What a second thread entering a recording at the same moment does: it resolved
+    # the place before the first one patched it, and patches after.
+    resolved = spy.resolve("cp_pkg.billing.Sandbox.charge")
+    seen = []
+
+    def handler(wrapped, instance, args, kwargs):
+        seen.append(args)
+        return wrapped(*args, **kwargs)
+
+    with callpin.record(spy="cp_pkg.billing.Sandbox.charge") as outer:
+        late = spy.Patcher()
+        late.patch([(resolved[0], handler)], aliases=True)
+        billing.Sandbox().charge(5)
+        late.restore()
+    assert seen == [(5,)]
+    assert [args for _, args, _ in calls(outer)] == [(Instance("cp_pkg.billing.Sandbox", 1), 5)]
+    assert "charge" not in vars(billing.Sandbox)
+    assert spy._layers == {}

@@ -31,7 +31,7 @@ from .errors import (
 )
 from .logfile import Event, Log, load
 from .normalize import DEFAULT_RULES, RuleSet, rule
-from .recorder import Recording, pin, raises, record, returns
+from .recorder import Pin, Recording, pin, raises, record, returns
 from .spy import target
 
 __version__ = "0.1.0"
@@ -55,6 +55,7 @@ __all__ = [
     "LogFormatError",
     "NotALog",
     "Opaque",
+    "Pin",
     "Placeholder",
     "Record",
     "Recording",

@@ -500,6 +500,13 @@ def snapshot_sources(
     snapshot: dict[str, bytes | None] = {}
     for name in sorted(names):
         target = project.root / name
+        # A symlink out of the project would carry its target's text into the copies,
+        # and make bite's report about a file the tests may never import from there.
+        if not target.resolve().is_relative_to(project.root):
+            raise UsageError(
+                f"{name} is a symlink to {target.resolve()}, outside the project {project.root}; "
+                "bite mutates only files inside it"
+            )
         snapshot[name] = target.read_bytes() if target.is_file() else None
     return snapshot
 
@@ -688,10 +695,15 @@ class _Scratch:
             shutil.copytree(self.project.root, path, symlinks=True, ignore=_skip_in_copy)
         for relative, data in {**self.snapshot, **files}.items():
             target = path / relative
-            if data is None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.parent.resolve().is_relative_to(path.resolve()):
+                raise BiteError(f"{relative} lies in a folder that leads out of the scratch copy")
+            # A symlink in the copy (checked out from the project, or copied as one)
+            # may point into the user's tree: the file is written in its place instead,
+            # never through it.
+            if data is None or target.is_symlink():
                 target.unlink(missing_ok=True)
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
+            if data is not None:
                 target.write_bytes(data)
         return path
 

@@ -193,7 +193,17 @@ def _absolute_arguments(command: list[str], root: Path) -> list[str]:
 
 
 def _collect_logs(output_dir: Path) -> dict[str, Path]:
-    return {p.relative_to(output_dir).as_posix(): p for p in sorted(output_dir.rglob("*.cpin")) if p.is_file()}
+    """The logs a run wrote: regular files inside its output folder, never through a symlink.
+
+    The command writes that folder; a link it left there (a log named `x.cpin` pointing
+    at a file elsewhere) must not make probe read outside its scratch folder.
+    """
+    inside = output_dir.resolve()
+    return {
+        p.relative_to(output_dir).as_posix(): p
+        for p in sorted(output_dir.rglob("*.cpin"))
+        if not p.is_symlink() and p.is_file() and p.resolve().is_relative_to(inside)
+    }
 
 
 def _execute(command: list[str], cell: Cell, number: int, root: Path, scratch: Path, timeout: float) -> Run:

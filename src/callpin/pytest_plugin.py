@@ -39,6 +39,10 @@ OUTCOMES = ("written", "updated", "drifted", "missing")
 _PROPERTY = "callpin"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 _MAX_COMPONENT = 100
+# Device names Windows reserves in every folder, with any extension (`con.cpin` too).
+_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL"] + [f"{port}{n}" for port in ("COM", "LPT") for n in range(1, 10)]
+)
 _WORKER_KEY = "callpin_partial"
 
 
@@ -59,10 +63,15 @@ def _component(text: str) -> str:
 
     Anything outside [A-Za-z0-9._-] becomes `_` and leading and trailing dots are
     dropped (`..` is never a component; Windows drops trailing dots). Whenever that
-    changed the text, or the text is too long, a hash of the original keeps it unique.
+    changed the text, or the text is too long or a name Windows reserves (`CON`,
+    `nul`, `COM1`...), a hash of the original keeps it unique and usable.
     """
     cleaned = _SAFE.sub("_", text).strip(".") or "_"
-    if cleaned != text or len(cleaned) > _MAX_COMPONENT:
+    reserved = cleaned.split(".", 1)[0].upper() in _RESERVED
+    if reserved:
+        # Windows reserves the name whatever follows its first dot (`nul.txt`).
+        cleaned = cleaned.replace(".", "_", 1)
+    if cleaned != text or len(cleaned) > _MAX_COMPONENT or reserved:
         digest = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))[:8]
         cleaned = f"{cleaned[: _MAX_COMPONENT - 9]}-{digest}"
     return cleaned
@@ -72,11 +81,13 @@ def _split(nodeid: str) -> tuple[list[str], str]:
     """A node id as its test file's folders (without `.py`) and its test name, unsanitized.
 
     The name joins classes and function with `.` and a parameter id with `-`; it is
-    empty for a module's node id.
+    empty for a module's node id. A `..` (a test file outside the rootdir) stays a
+    folder of its own, cleaned like any other, so `../x/test_a.py` and `x/test_a.py`
+    never share a baseline.
     """
     file_part, _, rest = nodeid.partition("::")
     file_path = file_part[:-3] if file_part.endswith(".py") else file_part
-    folders = [part for part in file_path.split("/") if part not in ("", ".", "..")]
+    folders = [part for part in file_path.split("/") if part not in ("", ".")]
     name, bracket, param = rest.partition("[")
     test = name.replace("::", ".")
     if bracket:

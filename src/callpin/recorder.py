@@ -11,6 +11,8 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+import xxhash
+
 from . import _impl, codec
 from ._impl import Encoder
 from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
@@ -486,6 +488,9 @@ def output_name(source: str | os.PathLike[str] | None, label: str | None) -> str
     Without a path: the first spied label, `examples.renewals.billing.charge_card.cpin`
     (`recording.cpin` when nothing is spied). Characters other than letters, digits,
     `.`, `_` and `-` become `_`, leading dots are dropped, and the name ends in `.cpin`.
+    A part longer than 100 characters (before `.cpin`) keeps its first 91 and ends in
+    `-` and 8 hex digits of its xxh3-64, so the log and the temporary names written on
+    the way stay within what a file system accepts.
     """
     if source is not None:
         text = os.fspath(source)
@@ -496,9 +501,19 @@ def output_name(source: str | os.PathLike[str] | None, label: str | None) -> str
     else:
         parts = [label or "recording"]
     cleaned = [_UNSAFE.sub("_", part).lstrip(".") or "_" for part in parts]
-    if not cleaned[-1].endswith(".cpin"):
-        cleaned[-1] += ".cpin"
-    return "/".join(cleaned)
+    cleaned[-1] = cleaned[-1].removesuffix(".cpin")
+    clipped = [_clip(part) for part in cleaned]
+    return "/".join(clipped) + ".cpin"
+
+
+_MAX_OUTPUT_PART = 100
+
+
+def _clip(part: str) -> str:
+    if len(part) <= _MAX_OUTPUT_PART:
+        return part
+    digest = xxhash.xxh3_64_hexdigest(part.encode("ascii"))[:8]
+    return f"{part[: _MAX_OUTPUT_PART - 9]}-{digest}"
 
 
 def _write_unique(path: str, frames: list[bytes], rules: RuleSet, meta: dict[str, Any]) -> str:

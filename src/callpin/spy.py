@@ -6,9 +6,10 @@ import difflib
 import importlib
 import inspect
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 import wrapt
@@ -292,11 +293,25 @@ def _suggest(owner: object, name: str) -> str:
 # Patching.
 
 
-class _Placed(NamedTuple):
-    owner: object
-    name: str
-    previous: Any
-    present: bool
+class _Layer:
+    """One patch of one place: the proxy put there and what it covered."""
+
+    __slots__ = ("name", "owner", "present", "previous", "proxy")
+
+    def __init__(self, owner: object, name: str, proxy: Any, previous: Any, present: bool) -> None:
+        self.owner = owner
+        self.name = name
+        self.proxy = proxy
+        self.previous = previous
+        self.present = present
+
+
+# Every place callpin has patched, bottom layer first. Recorders nest, but they do not
+# always end in the order they began: a generator closed late, a thread, a recording
+# stopped by hand. A layer that is not on top is taken out of the middle, and the
+# layer above it inherits what it covered, so the last one to go puts back the original.
+_layers: dict[tuple[int, str], list[_Layer]] = {}
+_layers_lock = threading.RLock()
 
 
 class Patcher:
@@ -306,30 +321,37 @@ class Patcher:
     very same object (`from billing import charge_card`); the same proxy goes in every
     place, so a nested recorder that spies it again finds and wraps every place too.
     Restoring undoes the patches in reverse order, putting back the identical object,
-    or deleting the attribute when the patch had shadowed an inherited one.
+    or deleting the attribute when the patch had shadowed an inherited one, whatever
+    order nested patchers are restored in.
     """
 
     def __init__(self) -> None:
-        self._placed: list[_Placed] = []
+        self._placed: list[_Layer] = []
         self.patches: list[Patch] = []
 
     def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool) -> None:
         """Patch every site with its handler; on failure restore what was done and raise."""
-        proxies = [(site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in wired]
-        # Aliases are found before anything is patched, so the search itself never
-        # runs through a proxy (a spied builtin it uses, say).
-        found = _aliases(proxies) if aliases else []
-        try:
-            for site, proxy in proxies:
-                self._put(site.owner, site.name, proxy, site.original, site.present, site.place)
-                self.patches.append(Patch(site.label, site.place, alias=False))
-            for site, proxy, module, name in found:
-                place = f"{module.__name__}.{name}"
-                self._put(module, name, proxy, site.original, True, place)
-                self.patches.append(Patch(site.label, place, alias=True))
-        except BaseException:
-            self.restore()
-            raise
+        with _layers_lock:
+            # Another thread may have patched a place since it was resolved: what is
+            # there now is what this patch covers and wraps, so the calls reach both.
+            current = [(_current(site), handler) for site, handler in wired]
+            proxies = [
+                (site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in current
+            ]
+            # Aliases are found before anything is patched, so the search itself never
+            # runs through a proxy (a spied builtin it uses, say).
+            found = _aliases(proxies) if aliases else []
+            try:
+                for site, proxy in proxies:
+                    self._put(site.owner, site.name, proxy, site.original, site.present, site.place)
+                    self.patches.append(Patch(site.label, site.place, alias=False))
+                for site, proxy, module, name in found:
+                    place = f"{module.__name__}.{name}"
+                    self._put(module, name, proxy, site.original, True, place)
+                    self.patches.append(Patch(site.label, place, alias=True))
+            except BaseException:
+                self.restore()
+                raise
 
     def _put(
         self, owner: object, name: str, value: Any, previous: Any, present: bool, place: str
@@ -338,22 +360,79 @@ class Patcher:
             setattr(owner, name, value)
         except (AttributeError, TypeError) as exc:
             raise TargetError(place, f"cannot patch it ({exc})") from None
-        self._placed.append(_Placed(owner, name, previous, present))
+        layer = _Layer(owner, name, value, previous, present)
+        _layers.setdefault((id(owner), name), []).append(layer)
+        self._placed.append(layer)
 
     def restore(self) -> None:
         """Put back every patched attribute, last patched first; safe to call twice."""
         failures: list[BaseException] = []
-        while self._placed:
-            placed = self._placed.pop()
-            try:
-                if placed.present:
-                    setattr(placed.owner, placed.name, placed.previous)
-                else:
-                    delattr(placed.owner, placed.name)
-            except BaseException as exc:  # restore the rest, then report
-                failures.append(exc)
+        with _layers_lock:
+            swept = {
+                id(layer.proxy): layer
+                for layer in self._placed
+                if isinstance(layer.owner, types.ModuleType)
+            }
+            while self._placed:
+                try:
+                    _unlayer(self._placed.pop())
+                except BaseException as exc:  # restore the rest, then report
+                    failures.append(exc)
+            if swept:
+                _sweep_proxies(swept)
         if failures:
             raise failures[0]
+
+
+def _current(site: Site) -> Site:
+    """The site with what its place holds now (a proxy put there since it was resolved)."""
+    try:
+        raw = _raw(site.owner, site.name)
+    except AttributeError:
+        raise TargetError(site.place, "it disappeared before it could be patched") from None
+    if raw is site.original:
+        return site
+    own = _own_dict(site.owner)
+    return replace(site, original=raw, present=own is not None and site.name in own)
+
+
+def _unlayer(layer: _Layer) -> None:
+    """Take one patch away: undo it when it is on top, else hand what it covered upwards."""
+    key = id(layer.owner), layer.name
+    stack = _layers[key]
+    index = next(i for i, other in enumerate(stack) if other is layer)
+    del stack[index]
+    if not stack:
+        del _layers[key]
+    if index < len(stack):
+        above = stack[index]
+        if above.previous is layer.proxy:
+            above.previous, above.present = layer.previous, layer.present
+        return
+    if layer.present:
+        setattr(layer.owner, layer.name, layer.previous)
+    else:
+        delattr(layer.owner, layer.name)
+
+
+def _sweep_proxies(swept: dict[int, _Layer]) -> None:
+    """Put back what the proxies covered in module globals bound while they were in place.
+
+    A module imported inside the block (`from billing import charge_card`) bound the
+    proxy itself; left there, it would keep the whole recording alive and stay a proxy.
+    This holds with `aliases=False` too: it only turns off patching the aliases found
+    when the block starts.
+    """
+    for module in list(sys.modules.copy().values()):
+        namespace = (
+            getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
+        )
+        if not isinstance(namespace, dict):
+            continue
+        for name, value in namespace.copy().items():
+            layer = swept.get(id(value))
+            if layer is not None and layer.proxy is value and namespace.get(name) is value:
+                namespace[name] = layer.previous
 
 
 def _aliases(

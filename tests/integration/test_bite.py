@@ -643,3 +643,52 @@ def test_progress_stays_off_stderr_when_it_is_not_a_terminal(tmp_path: Path) -> 
     )
     assert done.returncode == 0
     assert done.stderr == ""
+
+
+def test_a_source_symlink_out_of_the_project_is_refused_and_its_target_left_alone(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "renewals.py").write_text(RENEWALS)
+    project = make_project(
+        tmp_path / "repo",
+        {"billing.py": BILLING, "check.py": checker(["charge_card", "send_receipt"])},
+    )
+    (project / "renewals.py").symlink_to(outside / "renewals.py")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "renewals live elsewhere")
+    before = repository_state(project)
+
+    done = bite(project, *CHECK, *BOTH_LABELS, ".")
+
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"callpin: renewals.py is a symlink to {outside / 'renewals.py'}, outside the project "
+        f"{project}; bite mutates only files inside it"
+    ]
+    assert (outside / "renewals.py").read_text() == RENEWALS
+    assert repository_state(project) == before
+
+
+def test_a_symlink_inside_the_project_is_never_written_through(tmp_path: Path) -> None:
+    project = make_project(
+        tmp_path / "repo",
+        {
+            "billing.py": BILLING,
+            "impl/renewals.py": RENEWALS,
+            "check.py": checker(["charge_card", "send_receipt"]),
+        },
+    )
+    # An absolute link: in a scratch worktree it still points at the user's own file.
+    (project / "renewals.py").symlink_to(project / "impl" / "renewals.py")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "renewals through a link")
+    before = repository_state(project)
+
+    done = bite(project, *CHECK, *BOTH_LABELS, ".")
+
+    assert "Traceback" not in done.stderr
+    assert "caught" in done.stdout
+    assert (project / "impl" / "renewals.py").read_text() == RENEWALS
+    assert repository_state(project) == before

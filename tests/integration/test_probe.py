@@ -152,3 +152,18 @@ def test_a_command_that_writes_no_logs_is_exit_2(tmp_path):
 def test_bad_options_are_exit_2(args):
     result = CliRunner().invoke(cli, ["probe", *args, "--", sys.executable, "-c", "pass"])
     assert result.exit_code == 2
+
+
+def test_a_log_the_command_links_to_a_file_elsewhere_is_never_read(tmp_path):
+    outside = tmp_path / "outside.cpin"
+    outside.write_bytes(b"not a log; probe must not open it")
+    root = project(tmp_path, "deterministic")
+    capture = root / "capture.py"
+    link = "os.path.join(os.environ['CALLPIN_OUTPUT_DIR'], 'x.cpin')"
+    capture.write_text(
+        f"import os\n{capture.read_text()}os.symlink({str(outside)!r}, {link})\n"
+    )
+    code, out, err = probe(root, "--cells", "hashseed")
+    assert code == 0, out + err
+    assert "x.cpin" not in out
+    assert outside.read_bytes() == b"not a log; probe must not open it"
