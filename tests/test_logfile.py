@@ -23,7 +23,7 @@ from callpin.errors import (
     TruncatedLog,
     UnsupportedVersion,
 )
-from callpin.logfile import LogReader, LogWriter, load, log_bytes, write_log
+from callpin.logfile import LogReader, LogWriter, load, log_bytes, private_copy, write_log
 from callpin.normalize import DEFAULT_RULES, NO_RULES
 
 VECTORS = pathlib.Path(__file__).parent / "vectors"
@@ -281,6 +281,42 @@ def test_a_killed_writer_leaves_the_previous_file_intact(tmp_path):
     assert len(leftovers) == 1
     write_log(path, frames(1))
     assert [p.name for p in tmp_path.iterdir()] == ["baseline.cpin"]
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
+
+
+def test_a_name_as_long_as_the_filesystem_allows_is_written(tmp_path):
+    # The temporary name clips the target's (with a hash): a 250-byte name used to
+    # make a temporary name over the 255-byte limit, and the write failed.
+    path = tmp_path / ("n" * 245 + ".cpin")
+    write_log(path, frames(2))
+    assert len(load(path)) == 2
+    assert os.listdir(tmp_path) == [path.name]
+
+
+def test_temporary_names_of_long_targets_differ_and_dead_ones_are_removed(tmp_path):
+    first, second = ("n" * 240 + end + ".cpin" for end in ("a", "b"))
+    with private_copy(tmp_path / first, b"1") as one, private_copy(tmp_path / second, b"2") as two:
+        assert os.path.basename(one) != os.path.basename(two)
+        assert all(len(os.path.basename(name).encode()) <= 255 for name in (one, two))
+        stale = one.replace(f".{os.getpid()}-", f".{_dead_pid()}-")
+        os.link(one, stale)
+    assert os.listdir(tmp_path) == [os.path.basename(stale)]
+    write_log(tmp_path / first, frames(1))
+    assert os.listdir(tmp_path) == [first]
+
+
+def test_a_private_copy_is_durable_while_held_and_gone_after(tmp_path):
+    target = tmp_path / "renew.cpin"
+    with private_copy(target, b"whole") as private:
+        assert pathlib.Path(private).read_bytes() == b"whole"
+        assert os.path.dirname(private) == str(tmp_path)
+        assert not target.exists()
+    assert os.listdir(tmp_path) == []
 
 
 def test_logs_written_without_rules_say_so(tmp_path):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -432,6 +434,25 @@ def test_output_dir_gets_a_copy_named_after_the_path(billing, tmp_path, monkeypa
     with callpin.record(path, spy="cp_billing.echo"):
         billing.echo(1)
     assert (out / "test_renewals" / "test_renew.cpin").read_bytes() == path.read_bytes()
+
+
+def test_an_export_killed_before_it_linked_its_copy_leaves_nothing_for_long(
+    billing, tmp_path, monkeypatch
+):
+    # The export writes a private copy under the log writers' temporary-file pattern,
+    # so the next export of that name removes what a killed exporter left.
+    path = tmp_path / "renew.cpin"
+    exported = tmp_path / "out" / output_name(str(path), None)
+    exported.parent.mkdir(parents=True)
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    stale = exported.parent / f".renew.cpin.{child.pid}-0badf00d.callpin-tmp"
+    stale.write_bytes(b"half a log")
+    monkeypatch.setenv("CALLPIN_OUTPUT_DIR", str(tmp_path / "out"))
+    with callpin.record(path, spy="cp_billing.echo"):
+        billing.echo(1)
+    assert sorted(os.listdir(exported.parent)) == ["renew.cpin"]
+    assert exported.read_bytes() == path.read_bytes()
 
 
 def test_output_dir_names_a_pathless_recording_after_its_first_label(

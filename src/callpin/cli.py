@@ -8,11 +8,9 @@ click usage error or an `OSError` into one line on stderr and exit code 2.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
-import secrets
 import subprocess
 import sys
 from collections import Counter
@@ -25,7 +23,7 @@ from . import __version__
 from ._impl import Encoder
 from .diff import IGNORABLE, ORDERS, diff
 from .errors import CallpinError, LogFormatError, UsageError
-from .logfile import KIND_CODES, load, write_log
+from .logfile import KIND_CODES, load, replace_file, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
 from .render import render_json, render_log, render_log_json, render_stat, render_text
 from .render_html import render_html, render_log_html
@@ -157,20 +155,13 @@ def _emit(text: str, destination: str | None, *, color: bool = False) -> None:
     if destination is None:
         click.echo(text, nl=False, color=color)
         return
-    folder, base = os.path.split(os.path.abspath(destination))
-    temp = os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    folder = os.path.dirname(os.path.abspath(destination))
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        if not os.path.isdir(folder):  # a report never creates folders: a typo is an error
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
+        replace_file(destination, text.encode("utf-8"))
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, destination) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temp, destination)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
 
 
 # ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ so it depends only on the interactions, never on the header's producer or paths.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -184,6 +185,35 @@ def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
     _ReplacingFile(os.fspath(path)).commit(data)
 
 
+@contextlib.contextmanager
+def private_copy(path: str | os.PathLike[str], data: bytes) -> Iterator[str]:
+    """`data` written durably to a temporary name beside `path`, removed on exit.
+
+    For writers that publish with `os.link` (which fails rather than replaces) instead
+    of `os.replace`. The name follows the writers' pattern for `path`, so if this
+    process dies first, the next writer of `path` removes it.
+    """
+    out = _ReplacingFile(os.fspath(path))
+    try:
+        out.seal(data)
+        yield out.temp
+    finally:
+        out.abort()
+
+
+# A temporary name adds at most 31 bytes to its target's; a target name longer than
+# this is clipped in the temporary name (with a hash, so that clipped names differ).
+_TEMP_BASE_MAX = 200
+
+
+def _temp_base(base: str) -> str:
+    if len(base.encode("utf-8", "surrogateescape")) <= _TEMP_BASE_MAX:
+        return base
+    digest = xxhash.xxh3_64_hexdigest(base.encode("utf-8", "surrogateescape"))[:12]
+    clipped = base.encode("utf-8", "surrogateescape")[: _TEMP_BASE_MAX - 13]
+    return clipped.decode("utf-8", "ignore") + "~" + digest
+
+
 class _ReplacingFile:
     """A temporary file in the target's folder that `commit` moves over the target.
 
@@ -197,25 +227,33 @@ class _ReplacingFile:
         self.path = path
         self._folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(self._folder, exist_ok=True)
-        base = os.path.basename(path)
+        base = _temp_base(os.path.basename(path))
         _remove_dead_temps(self._folder, base)
-        self._temp = os.path.join(
+        self.temp = os.path.join(
             self._folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
         )
-        fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file: IO[bytes] = os.fdopen(fd, "wb")
 
     def write(self, data: bytes) -> None:
         self._file.write(data)
 
-    def commit(self, last: bytes = b"") -> None:
-        """Write `last`, make the content durable and move it over the target, atomically."""
+    def seal(self, last: bytes = b"") -> None:
+        """Write `last` and make the temporary file's content durable; closes it."""
         try:
             self._file.write(last)
             self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
-            os.replace(self._temp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+
+    def commit(self, last: bytes = b"") -> None:
+        """Write `last`, make the content durable and move it over the target, atomically."""
+        self.seal(last)
+        try:
+            os.replace(self.temp, self.path)
         except BaseException:
             self.abort()
             raise
@@ -224,7 +262,7 @@ class _ReplacingFile:
     def abort(self) -> None:
         """Close and remove the temporary file; the target stays as it was."""
         self._file.close()
-        _unlink_quietly(self._temp)
+        _unlink_quietly(self.temp)
 
 
 def _remove_dead_temps(folder: str, base: str) -> None:

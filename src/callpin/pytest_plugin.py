@@ -25,6 +25,7 @@ import xxhash
 
 from . import recorder
 from .errors import Drift, UsageError
+from .logfile import replace_file
 from .recorder import MODE_VARIABLE, MODES, ci_active, raises, returns
 
 if TYPE_CHECKING:
@@ -394,8 +395,8 @@ class PinSession:
         if report.fails and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.report_file is not None:
-            self.report_file.parent.mkdir(parents=True, exist_ok=True)
-            self.report_file.write_text(json.dumps(report.as_json(), indent=2) + "\n")
+            # Replaced whole, like a baseline: a reader never sees half a report.
+            replace_file(self.report_file, (json.dumps(report.as_json(), indent=2) + "\n").encode())
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         report = self.report

@@ -6,7 +6,6 @@ import contextvars
 import inspect
 import os
 import re
-import secrets
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -16,7 +15,7 @@ import xxhash
 from . import _impl, codec
 from ._impl import Encoder
 from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
-from .logfile import _TEMP_SUFFIX, KIND_CODES, Event, Log, decode_event, load, write_log
+from .logfile import KIND_CODES, Event, Log, decode_event, load, log_bytes, private_copy, write_log
 from .normalize import DEFAULT_RULES, RuleSet
 from .spy import Handler, Patch, Patcher, Site, SpySpec, TargetSpec, resolve, resolve_one
 
@@ -524,15 +523,8 @@ def _write_unique(path: str, frames: list[bytes], rules: RuleSet, meta: dict[str
     processes sharing the folder never overwrite each other and no reader ever sees a
     half-written file.
     """
-    folder = os.path.dirname(path)
     stem = path[: -len(".cpin")]
-    # The private name follows the log writer's temporary-file pattern for `path`,
-    # so a writer of the same name removes it if this process dies before unlinking.
-    private = os.path.join(
-        folder, f".{os.path.basename(path)}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
-    )
-    write_log(private, frames, rules=rules, meta=meta)
-    try:
+    with private_copy(path, log_bytes(frames, rules=rules, meta=meta)) as private:
         number = 1
         while True:
             candidate = path if number == 1 else f"{stem}-{number}.cpin"
@@ -542,8 +534,6 @@ def _write_unique(path: str, frames: list[bytes], rules: RuleSet, meta: dict[str
                 number += 1
                 continue
             return candidate
-    finally:
-        os.unlink(private)
 
 
 # ---------------------------------------------------------------------------
