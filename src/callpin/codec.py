@@ -74,7 +74,11 @@ class Record:
     fields: tuple[tuple[str, Any], ...]
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={value!r}" for name, value in self.fields)
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each value inside it."""
+        inner = ", ".join(f"{name}={text(value)}" for name, value in self.fields)
         return f"{_short(self.type)}({inner})"
 
 
@@ -86,7 +90,11 @@ class Custom:
     value: Any
 
     def __repr__(self) -> str:
-        return f"{_short(self.type)}({self.value!r})"
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing the value inside it."""
+        return f"{_short(self.type)}({text(self.value)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +116,11 @@ class ExceptionValue:
     args: tuple[Any, ...]
 
     def __repr__(self) -> str:
-        return f"{_short(self.type)}({', '.join(map(repr, self.args))})"
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each value inside it."""
+        return f"{_short(self.type)}({', '.join(map(text, self.args))})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +184,11 @@ class Pairs:
     items: tuple[tuple[Any, Any], ...]
 
     def __repr__(self) -> str:
-        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items) + "}"
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each key and value inside it."""
+        return "{" + ", ".join(f"{text(k)}: {text(v)}" for k, v in self.items) + "}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +199,11 @@ class SetItems:
     items: tuple[Any, ...]
 
     def __repr__(self) -> str:
-        inner = ", ".join(map(repr, self.items))
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each element inside it."""
+        inner = ", ".join(map(text, self.items))
         return f"frozenset({{{inner}}})" if self.frozen else f"{{{inner}}}"
 
 
