@@ -29,7 +29,8 @@ _INDENT = "  "
 # deeper than codec.MAX_DEPTH, so only a hand-made log reaches this depth.
 _SHOWN_DEPTH = 100
 _NESTING_INERT = (Record, Custom, ExceptionValue, Pairs, SetItems)
-_NOT_ASCII = re.compile(r"[^\n\x20-\x7e]")
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+_NOT_ASCII_OR_NEWLINE = re.compile(r"[^\n\x20-\x7e]")
 
 
 def render_event(event: Event) -> str:
@@ -70,11 +71,12 @@ def printable(text: str) -> str:
     """
     if text.isprintable():
         return text
-    return "".join(char if char.isprintable() else _escape(char) for char in text)
+    return _NOT_PRINTABLE_ASCII.sub(_escape, text)
 
 
-def _escape(char: str) -> str:
-    return char.encode("unicode_escape").decode("ascii")
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    return char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
 
 
 def value_text(value: Any) -> str:
@@ -170,7 +172,7 @@ def _json_text(document: Any) -> str:
     # from ext 18 has no UTF-8 form at all) is written as JSON's own \\uXXXX escape.
     # Outside strings JSON text is ASCII, so only characters inside strings change.
     text = json.dumps(document, ensure_ascii=False, indent=2)
-    return _NOT_ASCII.sub(_json_escape, text) + "\n"
+    return _NOT_ASCII_OR_NEWLINE.sub(_json_escape, text) + "\n"
 
 
 def _json_escape(found: re.Match[str]) -> str:
