@@ -15,6 +15,7 @@ import enum
 import pathlib
 import struct
 import uuid as _uuid
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -57,6 +58,9 @@ MAX_ITEMS = 1_000_000
 # largest event frame it will buffer.
 MAX_EXT_DEPTH = 100
 MAX_FRAME = 256 * 1024 * 1024
+# How many keys of one map (elements of one set) may share a hash when decoding.
+MAX_SHARED_HASH = 64
+_MAP16, _MAP32 = b"\xde", b"\xdf"
 
 _CANONICAL_NAN = b"\xcb\x7f\xf8\x00\x00\x00\x00\x00\x00"
 _pack_double = struct.Struct(">d").pack
@@ -947,6 +951,9 @@ class Decoder:
             "max_map_len": MAX_ITEMS,
             "max_ext_len": MAX_FRAME,
         }
+        if _MAP16 in data or _MAP32 in data:
+            # Maybe a map of 16 keys or more: built here, so keys sharing a hash are caught.
+            return msgpack.unpackb(data, object_pairs_hook=_pairs_or_dict, **options)
         try:
             return msgpack.unpackb(data, **options)
         except TypeError as exc:
@@ -972,6 +979,8 @@ class Decoder:
             items = self._array(data)
             frozen = code == EXT_FROZENSET
             try:
+                if _crowded(items):
+                    return SetItems(frozen, tuple(items))
                 built: set[Any] | frozenset[Any] = frozenset(items) if frozen else set(items)
             except TypeError:
                 return SetItems(frozen, tuple(items))
@@ -1054,10 +1063,24 @@ class Decoder:
 
 def _pairs_or_dict(pairs: list[tuple[Any, Any]]) -> dict[Any, Any] | Pairs:
     try:
+        if _crowded([key for key, _ in pairs]):
+            return Pairs(tuple(pairs))
         built = dict(pairs)
     except TypeError:
         return Pairs(tuple(pairs))
     return built
+
+
+def _crowded(items: list[Any]) -> bool:
+    """More than MAX_SHARED_HASH of `items` share one hash (TypeError: one is unhashable).
+
+    Building a dict or set of n items with one hash takes n² comparisons: a log of a
+    few hundred kilobytes of ints equal modulo 2**61 - 1 would take hours to decode.
+    Such keys or elements stay a Pairs or SetItems, in their order.
+    """
+    if len(items) <= MAX_SHARED_HASH:
+        return False
+    return max(Counter(map(hash, items)).values()) > MAX_SHARED_HASH
 
 
 def _limit_or_corrupt(path: str | None, exc: ValueError) -> CorruptLog:

@@ -308,7 +308,8 @@ class LogReader:
             raise UnsupportedVersion(self.path, version)
         self.version = version
         unpacker = msgpack.Unpacker(
-            raw=False, strict_map_key=False, max_buffer_size=MAX_HEADER, ext_hook=codec.Decoder(self.path)._ext
+            raw=False, strict_map_key=False, max_buffer_size=MAX_HEADER,
+            ext_hook=codec.Decoder(self.path)._ext, object_pairs_hook=codec._pairs_or_dict,
         )
         unpacker.feed(self._file.read(MAX_HEADER))
         try:

@@ -410,12 +410,24 @@ def _ext_bytes(code: int, payload: bytes) -> bytes:
     return head + struct.pack(">b", code) + payload
 
 
+def _crowded(rng: random.Random) -> bytes:
+    """A set or map whose elements or keys all share one hash: quadratic to build."""
+    count = rng.choice([64, 65, 3000, 30_000])
+    # Python hashes an int as its value modulo 2**61 - 1; past 2**64 they are ext 4.
+    keys = [_ext_bytes(4, ((2**61 - 1) * (k + 9)).to_bytes(9, "big")) for k in range(count)]
+    if rng.random() < 0.5:
+        return _ext_bytes(rng.choice([2, 3]), _array(keys))
+    return _map([(key, b"\xc0") for key in keys])
+
+
 def _hostile_frame(rng: random.Random) -> bytes:
     fields = [_pack(x) for x in (0, "svc.call", [], {}, None, None, 1, 0)]
     slot = rng.randrange(8)
-    roll = rng.randrange(5)
+    roll = rng.randrange(6)
     if roll == 0:
         fields[slot] = _deep(rng)
+    elif roll == 5:
+        fields[slot] = _crowded(rng)
     elif roll == 1:
         fields[slot] = rng.choice(_HUGE_HEADS) + rng.randbytes(rng.randrange(8))
     elif roll == 2:
@@ -443,7 +455,7 @@ def _hostile_header(rng: random.Random) -> bytes:
             [[rng.choice(["uuid", "nope", "x"]), rng.choice([None, "((", "(a+)+$", "[", 3, ""])]]
         )
     elif roll == 1:
-        pairs[b"meta"] = _raw_value(rng)
+        pairs[b"meta"] = _raw_value(rng) if rng.random() < 0.8 else _crowded(rng)
     elif roll == 2:
         pairs[b"rules"] = _raw_value(rng)
     elif roll == 3:
