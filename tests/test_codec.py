@@ -272,6 +272,15 @@ def test_malformed_bytes_raise_corrupt_log(data):
         decode(data)
 
 
+@pytest.mark.parametrize("code", [15, 16, 20], ids=["placeholder", "cycle", "instance"])
+def test_a_number_past_64_bits_in_a_marker_is_corrupt(code):
+    huge = _ext(4, (1 << 20_000).to_bytes(2_502, "big"))  # too long to print in decimal
+    payload = huge if code == 16 else b"\x92\xa1x" + huge
+    with pytest.raises(CorruptLog, match="malformed"):
+        decode(_ext(code, payload))
+    assert decode(_ext(code, payload.replace(huge, b"\xcf" + b"\xff" * 8))) is not None
+
+
 def test_ext_nesting_limit_at_and_one_past():
     from callpin.codec import MAX_EXT_DEPTH
 

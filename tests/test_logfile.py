@@ -216,6 +216,19 @@ def test_malformed_event_fields_are_corrupt(tmp_path):
         load(path).verify()
 
 
+@pytest.mark.parametrize(
+    ("thread", "depth"),
+    [(b"\xc7\x09\x04\x01" + bytes(8), b"\x00"), (b"\x01", b"\xc7\x09\x04\x01" + bytes(8))],
+    ids=["big-int-thread", "big-int-depth"],
+)
+def test_a_thread_or_depth_past_64_bits_is_corrupt(tmp_path, thread, depth):
+    # A big int (ext 4) there decoded, then `show` died indenting by 2**64 or printing it.
+    path = tmp_path / "deep.cpin"
+    path.write_bytes(log_bytes([b"\x98\x00\xa1x\x90\x80\xc0\xc0" + thread + depth]))
+    with pytest.raises(CorruptLog, match="event 0 is malformed"):
+        load(path).verify()
+
+
 @pytest.mark.parametrize("make", ["directory", "missing"])
 def test_paths_that_are_not_files(tmp_path, make):
     path = tmp_path / "x.cpin"

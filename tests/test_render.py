@@ -89,6 +89,11 @@ def test_a_label_from_the_log_is_escaped_so_a_terminal_only_prints_it(label, sho
     text.encode("utf-8")
 
 
+def test_a_call_nested_past_depth_100_names_its_depth_instead_of_indenting():
+    assert render_event(event(depth=100)) == "  " * 100 + "svc.f()"
+    assert render_event(event(depth=2**64 - 1, thread=2)) == f"[t2] [depth {2**64 - 1}] svc.f()"
+
+
 def test_an_int_past_the_decimal_text_limit_renders_in_hex():
     huge = 1 << 20_000
     assert render_event(event(args=(huge, [huge]))) == f"svc.f({huge:#x}, [{huge:#x}])"

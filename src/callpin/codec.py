@@ -1029,7 +1029,7 @@ class Decoder:
             return Placeholder(name, number)
         if code == EXT_CYCLE:
             up = self._unpack(data)
-            if not isinstance(up, int) or isinstance(up, bool):
+            if not _native_int(up):
                 raise CorruptLog(self.path, "malformed cycle marker")
             return Cycle(up)
         if code == EXT_OPAQUE:
@@ -1054,11 +1054,17 @@ class Decoder:
     def _parts(self, data: bytes, count: int, *types: Any) -> list[Any]:
         parts = self._array(data)
         if len(parts) != count or not all(
-            isinstance(part, kind) and not (kind is int and isinstance(part, bool))
+            _native_int(part) if kind is int else isinstance(part, kind)
             for part, kind in zip(parts, types, strict=True)
         ):
             raise CorruptLog(self.path, "malformed ext payload")
         return parts
+
+
+def _native_int(value: Any) -> bool:
+    """An int msgpack writes natively: counts and numbers inside ext payloads are one,
+    never a big int (whose text could be too long for Python to print)."""
+    return type(value) is int and -(2**63) <= value < 2**64
 
 
 def _pairs_or_dict(pairs: list[tuple[Any, Any]]) -> dict[Any, Any] | Pairs:

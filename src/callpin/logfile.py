@@ -79,9 +79,9 @@ def decode_event(frame: bytes, index: int, decoder: codec.Decoder) -> Event:
         and (error is None or (type(error) is list and len(error) == 2
                                and type(error[0]) is str and type(error[1]) is str))
         and type(thread) is int
-        and thread >= 1
+        and 1 <= thread < 2**64
         and type(depth) is int
-        and depth >= 0
+        and 0 <= depth < 2**64
     )
     if not well_formed:
         raise CorruptLog(decoder.path, f"event {index} is malformed", intact=index)

@@ -37,8 +37,8 @@ def render_event(event: Event) -> str:
     """One readable line: `billing.charge_card('card_A', 1500, currency='usd')`.
 
     A return reads `label → value`, a raise `label !! ValueError: message`, a mark
-    `mark name = value`. Nested calls are indented by depth; a thread other than
-    the recording thread is shown as a `[t2]` prefix.
+    `mark name = value`. Nested calls are indented by depth (past 100, `[depth 123]`);
+    a thread other than the recording thread is shown as a `[t2]` prefix.
     """
     if event.kind == "mark":
         text = f"mark {event.label} = {value_text(event.value)}"
@@ -52,7 +52,10 @@ def render_event(event: Event) -> str:
             kind, message = event.error if event.error is not None else ("?", "")
             text += f" !! {kind}: {message}" if message else f" !! {kind}"
     prefix = f"[t{event.thread}] " if event.thread != 1 else ""
-    return printable(prefix + _INDENT * event.depth + text)
+    # Past depth 100 the depth is written out: indentation would fill the screen (or
+    # memory, for a depth of 2**60 in a crafted log).
+    indent = _INDENT * event.depth if event.depth <= _SHOWN_DEPTH else f"[depth {event.depth}] "
+    return printable(prefix + indent + text)
 
 
 def _arguments(event: Event) -> str:
