@@ -666,11 +666,32 @@ def _unsafe_char(text: str) -> str | None:
     return None
 
 
+class _Stream:
+    """A stdout or stderr for in-process commands, emptied before each one.
+
+    Strict UTF-8 like a terminal's: a lone surrogate that reaches it is an error. One
+    stream per process is reused because click caches its wrapper of every stream it
+    meets and never lets go of one that needs no wrapping (a new stream per command
+    grew this process by the size of every output).
+    """
+
+    def __init__(self) -> None:
+        self.raw = io.BytesIO()
+        self.text = io.TextIOWrapper(self.raw, encoding="utf-8", errors="strict", newline="\n")
+
+    def empty(self) -> None:
+        self.text.flush()
+        self.raw.seek(0)
+        self.raw.truncate()
+
+
+_STDOUT, _STDERR = _Stream(), _Stream()
+
+
 def _cli(name: str, args: list[str], *, text_output: bool = False) -> Outcome:
-    out, err = io.BytesIO(), io.BytesIO()
-    # Strict UTF-8 like a terminal's stdout: a lone surrogate that reaches it is an error.
-    stdout = io.TextIOWrapper(out, encoding="utf-8", errors="strict", newline="\n")
-    stderr = io.TextIOWrapper(err, encoding="utf-8", errors="strict", newline="\n")
+    _STDOUT.empty()
+    _STDERR.empty()
+    stdout, stderr, out, err = _STDOUT.text, _STDERR.text, _STDOUT.raw, _STDERR.raw
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             code = cli.main(args, standalone_mode=False)
