@@ -1,10 +1,10 @@
 """Feed mutated and generated logs to the reader and the CLI in a child; print a JSON summary.
 
-    python tests/reliability/fuzz_logs_driver.py SEED WORKER WORKERS COUNT WORKDIR
+    python tests/reliability/fuzz_logs_driver.py SEED WORKER WORKERS START STOP WORKDIR
 
-Input `i` (for `i` in `range(COUNT)` with `i % WORKERS == WORKER`) is built from
+Input `i` (for `i` in `range(START, STOP)` with `i % WORKERS == WORKER`) is built from
 `random.Random(f"{SEED}:{i}")` alone, so any one input can be rebuilt from the seed and
-its number (`--show SEED I` prints it as hex). Each input goes through `callpin.load` and
+its number (`--show SEED I WORKDIR` prints it as hex). Each input goes through `callpin.load` and
 `Log.verify`, a streaming `LogReader`, and in-process `callpin show`, `callpin diff`
 (against a valid log, both ways) and `callpin verify`. This runs in its own process so
 that a segfault, a MemoryError or a runaway allocation (the address space is capped)
@@ -827,15 +827,15 @@ def main(argv: list[str]) -> int:
         seed, index, folder = int(argv[1]), int(argv[2]), argv[3]
         print(make_input(seed, index, build_corpus(seed, folder))[0].hex())
         return 0
-    seed, worker, workers, count = map(int, argv[:4])
-    folder = argv[4]
+    seed, worker, workers, start, stop = map(int, argv[:5])
+    folder = argv[5]
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     corpus = build_corpus(seed, folder)
     path = os.path.join(folder, "input.cpin")
     valid = os.path.join(folder, "valid.cpin")
     summary = Summary()
     over_memory = False
-    for index in range(worker, count, workers):
+    for index in range(start + (worker - start) % workers, stop, workers):
         data, base = make_input(seed, index, corpus)
         # The input and its number stay on disk while it runs: if this process dies,
         # the parent reports that input.
