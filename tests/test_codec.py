@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import msgpack
 import pytest
 
@@ -270,6 +272,15 @@ def test_malformed_bytes_raise_corrupt_log(data):
         decode(data)
 
 
+@pytest.mark.parametrize("code", [15, 16, 20], ids=["placeholder", "cycle", "instance"])
+def test_a_number_past_64_bits_in_a_marker_is_corrupt(code):
+    huge = _ext(4, (1 << 20_000).to_bytes(2_502, "big"))  # too long to print in decimal
+    payload = huge if code == 16 else b"\x92\xa1x" + huge
+    with pytest.raises(CorruptLog, match="malformed"):
+        decode(_ext(code, payload))
+    assert decode(_ext(code, payload.replace(huge, b"\xcf" + b"\xff" * 8))) is not None
+
+
 def test_ext_nesting_limit_at_and_one_past():
     from callpin.codec import MAX_EXT_DEPTH
 
@@ -288,6 +299,48 @@ def _ext(code: int, payload: bytes) -> bytes:
     out = bytearray()
     codec._pack_ext(code, payload, out)
     return bytes(out)
+
+
+def _same_hash(count: int) -> list[int]:
+    # Python hashes an int as its value modulo 2**61 - 1: these all hash to 0.
+    return [(2**61 - 1) * (k + 1) for k in range(count)]
+
+
+def _map_bytes(keys: list[int]) -> bytes:
+    return msgpack.Packer().pack_map_header(len(keys)) + b"".join(
+        encode(key, NO_RULES) + b"\xc0" for key in keys
+    )
+
+
+def _set_bytes(code: int, items: list[int]) -> bytes:
+    elements = sorted(encode(item, NO_RULES) for item in items)  # the canonical order
+    return _ext(code, msgpack.Packer().pack_array_header(len(items)) + b"".join(elements))
+
+
+def test_set_and_map_keys_sharing_one_hash_at_the_limit_build_a_set_and_a_dict():
+    from callpin.codec import MAX_SHARED_HASH
+
+    items = _same_hash(MAX_SHARED_HASH)
+    assert decode(_set_bytes(2, items)) == set(items)
+    assert decode(_map_bytes(items)) == dict.fromkeys(items)
+
+
+def test_set_and_map_keys_sharing_one_hash_past_the_limit_stay_in_order_fast():
+    from callpin.codec import MAX_SHARED_HASH, Pairs, SetItems
+
+    one_past = _same_hash(MAX_SHARED_HASH + 1)
+    elements = decode(_set_bytes(3, one_past))
+    assert isinstance(elements, SetItems)
+    assert elements.frozen
+    assert sorted(elements.items) == one_past
+    assert decode(_map_bytes(one_past)) == Pairs(tuple((key, None) for key in one_past))
+    # Built as a set or dict, 50,000 of them would take minutes (n² comparisons).
+    many = _same_hash(50_000)
+    for data in (_set_bytes(2, many), _map_bytes(many)):
+        started = time.perf_counter()
+        decoded = decode(data)
+        assert time.perf_counter() - started < 2
+        assert encode(decoded, NO_RULES) == data
 
 
 def test_decoding_never_imports_or_constructs_user_types():

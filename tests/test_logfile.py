@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 
+import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -89,6 +90,20 @@ def test_bad_headers(tmp_path, content, error):
     with pytest.raises(error) as raised:
         load(path)
     assert str(path) in str(raised.value)
+
+
+def test_a_header_map_with_keys_sharing_one_hash_is_rejected_fast(tmp_path):
+    keys = [(2**61 - 1) * (k + 1) for k in range(50_000)]  # all hash to 0
+    meta = msgpack.Packer().pack_map_header(len(keys)) + b"".join(
+        Encoder(NO_RULES).encode(key) + b"\xc0" for key in keys
+    )
+    header = b"\x83\xa8producer\xa7callpin\xa5rules\x90\xa4meta" + meta
+    path = tmp_path / "crowded.cpin"
+    path.write_bytes(b"CPIN\x01\x00" + header + log_bytes([])[len(log_bytes([])) - 18 :])
+    started = time.perf_counter()
+    with pytest.raises(CorruptLog, match="meta is not a map"):
+        load(path)
+    assert time.perf_counter() - started < 2
 
 
 def test_unsupported_version_names_the_version(tmp_path):
@@ -197,6 +212,19 @@ def test_a_frame_that_is_not_an_event_is_corrupt(tmp_path):
 def test_malformed_event_fields_are_corrupt(tmp_path):
     path = tmp_path / "m.cpin"
     path.write_bytes(log_bytes([b"\x98\x09\xa1x\x90\x80\xc0\xc0\x01\x00"]))
+    with pytest.raises(CorruptLog, match="event 0 is malformed"):
+        load(path).verify()
+
+
+@pytest.mark.parametrize(
+    ("thread", "depth"),
+    [(b"\xc7\x09\x04\x01" + bytes(8), b"\x00"), (b"\x01", b"\xc7\x09\x04\x01" + bytes(8))],
+    ids=["big-int-thread", "big-int-depth"],
+)
+def test_a_thread_or_depth_past_64_bits_is_corrupt(tmp_path, thread, depth):
+    # A big int (ext 4) there decoded, then `show` died indenting by 2**64 or printing it.
+    path = tmp_path / "deep.cpin"
+    path.write_bytes(log_bytes([b"\x98\x00\xa1x\x90\x80\xc0\xc0" + thread + depth]))
     with pytest.raises(CorruptLog, match="event 0 is malformed"):
         load(path).verify()
 

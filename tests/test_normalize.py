@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -91,6 +92,13 @@ def test_rule_sets_round_trip_through_their_description():
     assert RuleSet.from_description(rules.describe()) == rules
     with pytest.raises(UsageError):
         RuleSet.from_description([["nope", None]])
+
+
+def test_a_rule_read_from_a_log_compiles_without_python_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read = RuleSet.from_description([["sets", "[[a]"]])
+    assert read.rules[0].compiled.search("x[a") is not None
 
 
 texts = st.lists(

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from callpin import Opaque, diff
+from callpin import Opaque, Record, diff
 from callpin.diff import ABSENT, FieldChange
 from callpin.logfile import Event
 from callpin.normalize import RuleSet
@@ -20,6 +20,7 @@ from callpin.render import (
     render_stat,
     render_text,
     rows,
+    value_text,
 )
 from sample_logs import call, log_of, mark, raised, ret
 
@@ -71,6 +72,46 @@ def test_an_event_with_line_breaks_in_a_value_stays_on_one_line():
     assert text == "svc.f(<Y\\nmulti>, 'a\\nb')"
 
 
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("\x1b]0;title\x07", "\\x1b]0;title\\x07"),
+        ("svc.\u202eevil", "svc.\\u202eevil"),
+        ("lone\ud800", "lone\\ud800"),
+        ("tab\there", "tab\\there"),
+        ("\x00\x7f\x85\u2028", "\\x00\\x7f\\x85\\u2028"),
+    ],
+)
+def test_a_label_from_the_log_is_escaped_so_a_terminal_only_prints_it(label, shown):
+    text = render_event(event(kind="raise", label=label, error=(label, label)))
+    assert text == f"{shown} !! {shown}: {shown}"
+    assert text.isprintable()
+    text.encode("utf-8")
+
+
+def test_a_call_nested_past_depth_100_names_its_depth_instead_of_indenting():
+    assert render_event(event(depth=100)) == "  " * 100 + "svc.f()"
+    assert render_event(event(depth=2**64 - 1, thread=2)) == f"[t2] [depth {2**64 - 1}] svc.f()"
+
+
+def test_an_int_past_the_decimal_text_limit_renders_in_hex():
+    huge = 1 << 20_000
+    assert render_event(event(args=(huge, [huge]))) == f"svc.f({huge:#x}, [{huge:#x}])"
+
+
+def test_a_value_nested_past_the_recursion_limit_renders_down_to_depth_100():
+    deep: object = None
+    for _ in range(5000):
+        deep = [deep]
+    text = render_event(event(kind="return", value=Record("m.R", (("x", deep),))))
+    assert text == "svc.f → R(x=" + "[" * 99 + "..." + "]" * 99 + ")"
+
+
+def test_value_text_is_repr_wherever_repr_can_show_the_value():
+    value = {"a": (1,), "s": frozenset({2}), "r": Record("m.R", (("x", [1.5, None]),))}
+    assert value_text(value) == repr(value)
+
+
 def test_a_decoded_event_renders_through_its_own_method():
     log = log_of(call("billing.charge_card", "card_A", 1500))
     assert log[0].render() == "billing.charge_card('card_A', 1500)"
@@ -90,6 +131,15 @@ def test_a_field_change_renders_as_path_old_and_new(change, text):
 
 # ---------------------------------------------------------------------------
 # Logs.
+
+
+def test_a_log_as_json_writes_lone_surrogates_as_escapes_and_huge_ints_as_reprs():
+    huge = 1 << 20_000
+    text = render_log_json(log_of(mark("x\ud800", ["y\udfff", huge])))
+    text.encode("utf-8")
+    event = json.loads(text)["events"][0]
+    assert event["label"] == "x\ud800"
+    assert event["value"] == ["y\udfff", {"$repr": f"{huge:#x}"}]
 
 
 def test_a_log_renders_a_header_and_one_line_per_event_without_indices():

@@ -515,3 +515,14 @@ def test_an_origin_far_from_its_new_place_brings_its_own_context():
         ("moved", 5, 24),
         ("equal", 25, 25),
     ]
+
+
+@pytest.mark.parametrize("page", ["diff", "log"])
+def test_control_characters_and_lone_surrogates_of_a_log_are_escaped_on_the_page(page):
+    label = "svc.\x1b[2J\ud800"
+    log = log_of(call(label, "\ud800"), mark("m\x00", 1))
+    text = render_html(diff(log_of(LOOKUP), log)) if page == "diff" else render_log_html(log)
+    text.encode("utf-8")
+    assert "\x1b" not in text
+    assert "\x00" not in text
+    assert "svc.\\x1b[2J\\ud800" in text

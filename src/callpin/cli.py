@@ -25,7 +25,7 @@ from .diff import IGNORABLE, ORDERS, diff
 from .errors import CallpinError, LogFormatError, UsageError
 from .logfile import KIND_CODES, load, replace_file, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
-from .render import render_json, render_log, render_log_json, render_stat, render_text
+from .render import printable, render_json, render_log, render_log_json, render_stat, render_text
 from .render_html import render_html, render_log_html
 
 EXIT_SAME = 0
@@ -73,7 +73,9 @@ class CallpinGroup(click.Group):
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> int:
-    click.echo(" ".join(message.split()), err=True)
+    # A message may quote bytes of a damaged log (a header's rule pattern): escaped,
+    # it stays one line a terminal only prints.
+    click.echo(printable(" ".join(message.split())), err=True)
     return code
 
 

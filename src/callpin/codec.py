@@ -15,6 +15,7 @@ import enum
 import pathlib
 import struct
 import uuid as _uuid
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -57,6 +58,9 @@ MAX_ITEMS = 1_000_000
 # largest event frame it will buffer.
 MAX_EXT_DEPTH = 100
 MAX_FRAME = 256 * 1024 * 1024
+# How many keys of one map (elements of one set) may share a hash when decoding.
+MAX_SHARED_HASH = 64
+_MAP16, _MAP32 = b"\xde", b"\xdf"
 
 _CANONICAL_NAN = b"\xcb\x7f\xf8\x00\x00\x00\x00\x00\x00"
 _pack_double = struct.Struct(">d").pack
@@ -74,7 +78,11 @@ class Record:
     fields: tuple[tuple[str, Any], ...]
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={value!r}" for name, value in self.fields)
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each value inside it."""
+        inner = ", ".join(f"{name}={text(value)}" for name, value in self.fields)
         return f"{_short(self.type)}({inner})"
 
 
@@ -86,7 +94,11 @@ class Custom:
     value: Any
 
     def __repr__(self) -> str:
-        return f"{_short(self.type)}({self.value!r})"
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing the value inside it."""
+        return f"{_short(self.type)}({text(self.value)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +120,11 @@ class ExceptionValue:
     args: tuple[Any, ...]
 
     def __repr__(self) -> str:
-        return f"{_short(self.type)}({', '.join(map(repr, self.args))})"
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each value inside it."""
+        return f"{_short(self.type)}({', '.join(map(text, self.args))})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +188,11 @@ class Pairs:
     items: tuple[tuple[Any, Any], ...]
 
     def __repr__(self) -> str:
-        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items) + "}"
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each key and value inside it."""
+        return "{" + ", ".join(f"{text(k)}: {text(v)}" for k, v in self.items) + "}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +203,11 @@ class SetItems:
     items: tuple[Any, ...]
 
     def __repr__(self) -> str:
-        inner = ", ".join(map(repr, self.items))
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each element inside it."""
+        inner = ", ".join(map(text, self.items))
         return f"frozenset({{{inner}}})" if self.frozen else f"{{{inner}}}"
 
 
@@ -927,6 +951,9 @@ class Decoder:
             "max_map_len": MAX_ITEMS,
             "max_ext_len": MAX_FRAME,
         }
+        if _MAP16 in data or _MAP32 in data:
+            # Maybe a map of 16 keys or more: built here, so keys sharing a hash are caught.
+            return msgpack.unpackb(data, object_pairs_hook=_pairs_or_dict, **options)
         try:
             return msgpack.unpackb(data, **options)
         except TypeError as exc:
@@ -952,6 +979,8 @@ class Decoder:
             items = self._array(data)
             frozen = code == EXT_FROZENSET
             try:
+                if _crowded(items):
+                    return SetItems(frozen, tuple(items))
                 built: set[Any] | frozenset[Any] = frozenset(items) if frozen else set(items)
             except TypeError:
                 return SetItems(frozen, tuple(items))
@@ -1000,7 +1029,7 @@ class Decoder:
             return Placeholder(name, number)
         if code == EXT_CYCLE:
             up = self._unpack(data)
-            if not isinstance(up, int) or isinstance(up, bool):
+            if not _native_int(up):
                 raise CorruptLog(self.path, "malformed cycle marker")
             return Cycle(up)
         if code == EXT_OPAQUE:
@@ -1025,19 +1054,39 @@ class Decoder:
     def _parts(self, data: bytes, count: int, *types: Any) -> list[Any]:
         parts = self._array(data)
         if len(parts) != count or not all(
-            isinstance(part, kind) and not (kind is int and isinstance(part, bool))
+            _native_int(part) if kind is int else isinstance(part, kind)
             for part, kind in zip(parts, types, strict=True)
         ):
             raise CorruptLog(self.path, "malformed ext payload")
         return parts
 
 
+def _native_int(value: Any) -> bool:
+    """An int msgpack writes natively: counts and numbers inside ext payloads are one,
+    never a big int (whose text could be too long for Python to print)."""
+    return type(value) is int and -(2**63) <= value < 2**64
+
+
 def _pairs_or_dict(pairs: list[tuple[Any, Any]]) -> dict[Any, Any] | Pairs:
     try:
+        if _crowded([key for key, _ in pairs]):
+            return Pairs(tuple(pairs))
         built = dict(pairs)
     except TypeError:
         return Pairs(tuple(pairs))
     return built
+
+
+def _crowded(items: list[Any]) -> bool:
+    """More than MAX_SHARED_HASH of `items` share one hash (TypeError: one is unhashable).
+
+    Building a dict or set of n items with one hash takes n² comparisons: a log of a
+    few hundred kilobytes of ints equal modulo 2**61 - 1 would take hours to decode.
+    Such keys or elements stay a Pairs or SetItems, in their order.
+    """
+    if len(items) <= MAX_SHARED_HASH:
+        return False
+    return max(Counter(map(hash, items)).values()) > MAX_SHARED_HASH
 
 
 def _limit_or_corrupt(path: str | None, exc: ValueError) -> CorruptLog:

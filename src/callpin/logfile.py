@@ -80,9 +80,9 @@ def decode_event(frame: bytes, index: int, decoder: codec.Decoder) -> Event:
         and (error is None or (type(error) is list and len(error) == 2
                                and type(error[0]) is str and type(error[1]) is str))
         and type(thread) is int
-        and thread >= 1
+        and 1 <= thread < 2**64
         and type(depth) is int
-        and depth >= 0
+        and 0 <= depth < 2**64
     )
     if not well_formed:
         raise CorruptLog(decoder.path, f"event {index} is malformed", intact=index)
@@ -375,7 +375,8 @@ class LogReader:
             raise UnsupportedVersion(self.path, version)
         self.version = version
         unpacker = msgpack.Unpacker(
-            raw=False, strict_map_key=False, max_buffer_size=MAX_HEADER, ext_hook=codec.Decoder(self.path)._ext
+            raw=False, strict_map_key=False, max_buffer_size=MAX_HEADER,
+            ext_hook=codec.Decoder(self.path)._ext, object_pairs_hook=codec._pairs_or_dict,
         )
         unpacker.feed(self._file.read(MAX_HEADER))
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,7 +118,12 @@ class RuleSet:
                     raise UsageError(f"unknown built-in rule {name!r}")
                 rules.append(BUILTIN_RULES[name])
             elif isinstance(pattern, str):
-                rules.append(rule(pattern, name))
+                # The pattern comes from a log: a warning Python gives about it
+                # (FutureWarning: possible nested set) is no reader's to act on, and
+                # would add a line to a command's stderr.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    rules.append(rule(pattern, name))
             else:
                 raise UsageError(f"malformed normalization rule {item!r}")
         return cls(rules)

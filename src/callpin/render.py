@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .codec import Custom, ExceptionValue, Pairs, Record, SetItems
 from .diff import ABSENT, FieldChange, Op
 
 if TYPE_CHECKING:
@@ -23,45 +25,108 @@ if TYPE_CHECKING:
 
 _COLORS = {"moved": "33", "missing": "31", "extra": "32", "changed": "36", "skip": "2"}
 _INDENT = "  "
+# Where value_text gives up on a value repr() cannot show: no writer nests values
+# deeper than codec.MAX_DEPTH, so only a hand-made log reaches this depth.
+_SHOWN_DEPTH = 100
+_NESTING_INERT = (Record, Custom, ExceptionValue, Pairs, SetItems)
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+_NOT_ASCII_OR_NEWLINE = re.compile(r"[^\n\x20-\x7e]")
 
 
 def render_event(event: Event) -> str:
     """One readable line: `billing.charge_card('card_A', 1500, currency='usd')`.
 
     A return reads `label → value`, a raise `label !! ValueError: message`, a mark
-    `mark name = value`. Nested calls are indented by depth; a thread other than
-    the recording thread is shown as a `[t2]` prefix.
+    `mark name = value`. Nested calls are indented by depth (past 100, `[depth 123]`);
+    a thread other than the recording thread is shown as a `[t2]` prefix.
     """
     if event.kind == "mark":
-        text = f"mark {event.label} = {event.value!r}"
+        text = f"mark {event.label} = {value_text(event.value)}"
     else:
         text = event.label
         if event.kind == "call" or event.args or event.kwargs:
             text += _arguments(event)
         if event.kind == "return":
-            text += f" → {event.value!r}"
+            text += f" → {value_text(event.value)}"
         elif event.kind == "raise":
             kind, message = event.error if event.error is not None else ("?", "")
             text += f" !! {kind}: {message}" if message else f" !! {kind}"
     prefix = f"[t{event.thread}] " if event.thread != 1 else ""
-    return _one_line(prefix + _INDENT * event.depth + text)
+    # Past depth 100 the depth is written out: indentation would fill the screen (or
+    # memory, for a depth of 2**60 in a crafted log).
+    indent = _INDENT * event.depth if event.depth <= _SHOWN_DEPTH else f"[depth {event.depth}] "
+    return printable(prefix + indent + text)
 
 
 def _arguments(event: Event) -> str:
-    parts = [repr(arg) for arg in event.args]
-    parts.extend(f"{name}={value!r}" for name, value in event.kwargs.items())
+    parts = [value_text(arg) for arg in event.args]
+    parts.extend(f"{name}={value_text(value)}" for name, value in event.kwargs.items())
     return f"({', '.join(parts)})"
 
 
-def _one_line(text: str) -> str:
-    # Opaque reprs and exception messages may hold line breaks; a rendered event
-    # is always exactly one line, so line-based tools (git diff) stay aligned.
-    return text.replace("\r", "\\r").replace("\n", "\\n")
+def printable(text: str) -> str:
+    """`text` with every character repr() would escape written as its escape (`\\n`, `\\x1b`).
+
+    Labels, opaque reprs and exception messages come from the log as they are; escaped,
+    a rendered event is exactly one line (line-based tools such as git diff stay
+    aligned), cannot move a terminal's cursor or colours, and holds no lone surrogate
+    that could not be written out as UTF-8.
+    """
+    if text.isprintable():
+        return text
+    return _NOT_PRINTABLE_ASCII.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    return char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+
+
+def value_text(value: Any) -> str:
+    """repr() of a decoded value, also where repr() refuses one.
+
+    A log may hold an int past Python's limit for converting ints to decimal text
+    (shown in hex) or a value nested past the recursion limit (shown down to depth
+    100, then `...`).
+    """
+    try:
+        return repr(value)
+    except (RecursionError, ValueError):
+        return _bounded_text(value, _SHOWN_DEPTH)
+
+
+def _bounded_text(value: Any, depth: int) -> str:
+    if depth <= 0:
+        return "..."
+
+    def inner(item: Any) -> str:
+        return _bounded_text(item, depth - 1)
+
+    kind = type(value)
+    if kind is int:
+        try:
+            return repr(value)
+        except ValueError:
+            return hex(value)
+    if kind is list:
+        return f"[{', '.join(map(inner, value))}]"
+    if kind is tuple:
+        return f"({', '.join(map(inner, value))}{',' if len(value) == 1 else ''})"
+    if kind is dict:
+        return "{" + ", ".join(f"{inner(k)}: {inner(v)}" for k, v in value.items()) + "}"
+    if kind in (set, frozenset):
+        if not value:
+            return f"{kind.__name__}()"
+        inside = "{" + ", ".join(map(inner, value)) + "}"
+        return inside if kind is set else f"frozenset({inside})"
+    if isinstance(value, _NESTING_INERT):
+        return value.show(inner)
+    return repr(value)
 
 
 def render_field(change: FieldChange) -> str:
     """`args[1]: 1500 → 0`; an absent side reads `(absent)`."""
-    return _one_line(f"{change.path}: {change.old!r} → {change.new!r}")
+    return printable(f"{change.path}: {value_text(change.old)} → {value_text(change.new)}")
 
 
 def render_log(log: Log) -> str:
@@ -73,7 +138,7 @@ def render_log(log: Log) -> str:
     rules = ", ".join(one.name for one in log.rules.rules) or "none"
     lines = [f"# callpin log: {len(log)} events, rules: {rules}"]
     if log.meta:
-        lines.append(f"# meta: {_one_line(repr(log.meta))}")
+        lines.append(f"# meta: {printable(value_text(log.meta))}")
     lines.extend(render_event(event) for event in log)
     return "\n".join(lines) + "\n"
 
@@ -102,22 +167,47 @@ def render_log_json(log: Log) -> str:
             for event in log
         ],
     }
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    return _json_text(document)
 
 
-def _jsonable(value: Any) -> Any:
-    """JSON's own types as themselves; any other value as `{"$repr": repr(value)}`."""
+def _json_text(document: Any) -> str:
+    # Non-ASCII text stays readable; what `printable` would escape (a lone surrogate
+    # from ext 18 has no UTF-8 form at all) is written as JSON's own \\uXXXX escape.
+    # Outside strings JSON text is ASCII, so only characters inside strings change.
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    return _NOT_ASCII_OR_NEWLINE.sub(_json_escape, text) + "\n"
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    char = found.group()
+    if char.isprintable():
+        return char
+    return json.dumps(char)[1:-1]
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """JSON's own types as themselves; any other value as `{"$repr": value_text(value)}`,
+    and so are ints JSON text cannot hold and containers nested past depth 100."""
     if value is None or isinstance(value, (bool, str)):
         return value
-    if type(value) is int:
+    if type(value) is int and (value.bit_length() <= 64 or _has_decimal_text(value)):
         return value
     if type(value) is float and math.isfinite(value):
         return value
-    if type(value) is list:
-        return [_jsonable(item) for item in value]
-    if type(value) is dict and all(isinstance(key, str) for key in value):
-        return {key: _jsonable(item) for key, item in value.items()}
-    return {"$repr": repr(value)}
+    if depth < _SHOWN_DEPTH:
+        if type(value) is list:
+            return [_jsonable(item, depth + 1) for item in value]
+        if type(value) is dict and all(isinstance(key, str) for key in value):
+            return {key: _jsonable(item, depth + 1) for key, item in value.items()}
+    return {"$repr": value_text(value)}
+
+
+def _has_decimal_text(value: int) -> bool:
+    try:
+        repr(value)
+    except ValueError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------
@@ -261,9 +351,9 @@ def _row_lines(row: Row, width: int, color: bool) -> list[str]:
 def render_stat(diff: Diff, *, color: bool = False) -> str:
     """The count table per label (`billing.charge_card  2 → 3`) and the summary line."""
     lines = ["counts:"]
-    width = max((len(label) for label in diff.counts), default=0)
+    width = max((len(printable(label)) for label in diff.counts), default=0)
     for label, (before, after) in diff.counts.items():
-        line = f"  {label:<{width}}  {before} → {after}"
+        line = f"  {printable(label):<{width}}  {before} → {after}"
         lines.append(_paint(line, "changed", color) if before != after else line)
     lines.append(summary_line(diff))
     return "\n".join(lines)
@@ -283,7 +373,7 @@ def render_op(diff: Diff, op: Op) -> str:
     change (every differing field), `#2 moved: billing.charge_card(...)` otherwise."""
     index = op.new if op.new is not None else op.old
     if op.fields:
-        return _one_line(f"#{index} {op.label}: " + "; ".join(map(render_field, op.fields)))
+        return printable(f"#{index} {op.label}: " + "; ".join(map(render_field, op.fields)))
     return f"#{index} {op.op}: {render_event(_op_row(diff, op).event)}"  # type: ignore[arg-type]
 
 
@@ -313,7 +403,7 @@ def render_json(diff: Diff, *, stat: bool = False) -> str:
             for op in diff.ops
         ]
     document["counts"] = {label: list(pair) for label, pair in diff.counts.items()}
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    return _json_text(document)
 
 
 def _field_json(change: FieldChange) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from .render import Row, render_event, render_field, rows, summary_line
+from .render import Row, printable, render_event, render_field, rows, summary_line, value_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -119,7 +119,7 @@ def render_log_html(log: Log) -> str:
         f" · rules: {_e(rules)}</p>",
     ]
     if log.meta:
-        body.append(f'<p class="meta">meta: {_e(repr(log.meta))}</p>')
+        body.append(f'<p class="meta">meta: {_e(value_text(log.meta))}</p>')
     body.append(_thread_legend(steps))
     body.append('</header><main class="log">')
     body.append(f'<div class="row heads"><span class="ix">#</span>{_lane_heads(lanes)}</div>')
@@ -300,7 +300,7 @@ def _short(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def _e(text: str) -> str:
-    return html.escape(text, quote=True)
+    return html.escape(printable(text), quote=True)
 
 
 # ---------------------------------------------------------------------------

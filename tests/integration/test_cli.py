@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 
+import msgpack
 import pytest
+import xxhash
 from click.testing import CliRunner
 
 from callpin import __version__, load
@@ -329,6 +332,37 @@ def test_show_as_json(logs):
     result = run("show", "--format", "json", logs["base"])
     assert result.exit_code == 0
     assert [e["label"] for e in json.loads(result.stdout)["events"]] == ["svc.a", "svc.b", "svc.c"]
+
+
+@pytest.mark.parametrize("output", ["text", "json", "html"])
+def test_show_and_diff_escape_control_characters_and_lone_surrogates(tmp_path, logs, output):
+    hostile = write(
+        tmp_path / "hostile.cpin", mark("\x1b[2J\ud800", 1), call("svc.\u202ea", "\ud800")
+    )
+    shown = run("show", "--format", output, hostile)
+    compared = run("diff", "--format", output, logs["base"], hostile)
+    assert (shown.exit_code, compared.exit_code) == (0, 1), shown.output + compared.output
+    for result in (shown, compared):
+        assert result.stderr == ""
+        assert "\x1b" not in result.stdout
+        assert "\u202e" not in result.stdout
+    if output == "text":
+        assert shown.stdout.splitlines()[1:] == [
+            "mark \\x1b[2J\\ud800 = 1",
+            "svc.\\u202ea('\\ud800')",
+        ]
+
+
+def test_an_error_quoting_a_control_character_of_a_log_is_one_printable_line(tmp_path):
+    header = {"producer": "callpin", "rules": [["card", "[A-\x01]"]], "meta": {}}
+    trailer = struct.pack(">BBQQ", 0xD8, 0x7F, 0, xxhash.xxh3_64_intdigest(b""))
+    path = tmp_path / "bad-rule.cpin"
+    path.write_bytes(b"CPIN\x01\x00" + msgpack.packb(header) + trailer)
+    for command in ("show", "verify"):
+        result = run(command, path)
+        assert_one_line_error(result, containing="malformed header")
+        assert result.stderr.rstrip("\n").isprintable()
+        assert "A-\\x01" in result.stderr
 
 
 @pytest.mark.parametrize("bad", BAD)
