@@ -380,7 +380,8 @@ def _list_changed_while_encoded(change: str) -> list[Any]:
 
 @pytest.mark.parametrize("change", ["grow", "shrink"])
 def test_a_list_that_changes_size_while_encoded_is_marked_not_miscounted(encoder_class, change):
-    encoded = encoder_class(NO_RULES).encode(["before", _list_changed_while_encoded(change), "after"])
+    changing = _list_changed_while_encoded(change)
+    encoded = encoder_class(NO_RULES).encode(["before", changing, "after"])
     assert decode(encoded) == ["before", Unencodable("builtins.list", "RuntimeError"), "after"]
 
 
