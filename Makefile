@@ -38,14 +38,16 @@ bench: $(STAMP)
 
 # AddressSanitizer and UBSan over the C extension: a separate venv with a non-editable
 # install (the sanitized build must not replace the .so that .venv uses), warnings as
-# errors, the system allocator so ASan sees every PyMem buffer, and the codec tests.
+# errors, the system allocator so ASan sees every PyMem buffer, and the codec,
+# normalization, diff, hostile-argument and leak tests.
 SANITIZE_VENV := .venv-sanitize
 SANITIZE_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -Werror
 SANITIZE_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) PYTHONMALLOC=malloc \
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
 SANITIZE_TESTS := tests/test_speedups.py tests/test_recorder_spies.py tests/test_recorder.py \
 	tests/test_codec_differential.py tests/test_codec.py \
-	tests/test_vectors.py tests/test_normalize.py
+	tests/test_vectors.py tests/test_normalize.py tests/test_diff.py \
+	tests/reliability/test_hostile_arguments.py tests/reliability/test_leaks.py
 
 sanitize:
 	test -x $(SANITIZE_VENV)/bin/python || $(PYTHON) -m venv $(SANITIZE_VENV)

@@ -411,3 +411,41 @@ def test_assigning_rules_between_encodings_applies_the_new_rules(encoder_class):
     assert decode(encoder.encode("T-1 x")) == "<ticket:1> x"
     encoder.rules = NO_RULES
     assert decode(encoder.encode(f"{key} T-1")) == f"{key} T-1"
+
+
+def _list_changed_while_encoded(change: str) -> list[Any]:
+    items: list[Any] = []
+
+    class Changer:
+        def __repr__(self) -> str:
+            if change == "grow":
+                # Every element met appends another: iterating would never end.
+                items.append(Changer())
+            elif change == "shrink":
+                items.clear()
+            else:
+                items[:] = ["x", "y"]
+            return "changer"
+
+    items.extend([Changer(), 1])
+    return items
+
+
+@pytest.mark.parametrize("change", ["grow", "shrink"])
+def test_a_list_that_changes_size_while_encoded_is_marked_not_miscounted(encoder_class, change):
+    changing = _list_changed_while_encoded(change)
+    encoded = encoder_class(NO_RULES).encode(["before", changing, "after"])
+    assert decode(encoded) == ["before", Unencodable("builtins.list", "RuntimeError"), "after"]
+
+
+def test_a_list_changed_in_place_while_encoded_is_written_as_met(encoder_class):
+    items = _list_changed_while_encoded("replace")
+    changer = codec.qualified_name(type(items[0]))
+    assert decode(encoder_class(NO_RULES).encode(items)) == [Opaque(changer, "changer"), "y"]
+
+
+def test_an_error_message_past_the_size_limit_is_replaced_by_a_text_saying_so(encoder_class):
+    message = "x" * (codec.MAX_STR + 1)
+    frame = encoder_class().encode_event(2, "billing.charge", [], {}, None, ("Big", message), 1, 0)
+    reason = f"str of {codec.MAX_STR + 1} bytes exceeds the limit of {codec.MAX_STR}"
+    assert decode(frame)[5] == ["Big", f"<unencodable str: {reason}>"]

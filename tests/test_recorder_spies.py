@@ -683,3 +683,50 @@ def test_memory_errors_at_every_allocation_of_a_recorded_call_leave_a_working_re
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["MemoryError", "called"]
+
+
+class Comparing(str):
+    """A keyword name whose own ordering raises (binding a call only asks its equality)."""
+
+    def __lt__(self, other: object) -> bool:
+        raise ValueError("ordered")
+
+    def __gt__(self, other: object) -> bool:
+        raise ValueError("ordered")
+
+
+@pytest.mark.parametrize("spies", ["live", "python"])
+@pytest.mark.parametrize("count", [3, 40])
+def test_keyword_names_are_ordered_by_their_text_never_by_their_own_comparisons(
+    scenario, monkeypatch, spies, count
+):
+    if spies == "python":
+        python_spies(monkeypatch)
+    names = [f"k{n}" for n in range(count)]
+    shuffled = names[1::2] + names[::2]
+    # The stub takes the names as they come (the scenario's charge sorts them itself).
+    stub = {"cp_scenario.charge": lambda *args, **kwargs: "charged"}
+    with callpin.record(spy="cp_scenario.charge", stub=stub) as rec:
+        result = scenario.charge("card", 1, **{Comparing(name): 0 for name in shuffled})
+    assert result == "charged"
+    assert [list(e.kwargs) for e in rec.events] == [sorted(names)]
+
+
+@pytest.mark.parametrize("spies", ["live", "python"])
+def test_a_receiver_whose_class_attribute_raises_is_numbered_by_its_type(
+    scenario, monkeypatch, spies
+):
+    if spies == "python":
+        python_spies(monkeypatch)
+
+    class Hidden(scenario.Gateway):  # type: ignore[name-defined,misc]
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:
+            raise ValueError("no class")
+
+    with callpin.record(spy="cp_scenario.Gateway") as rec:
+        assert Hidden().ping(1) == "pong"
+    (event,) = rec.events
+    assert (event.args[0].type.rsplit(".", 1)[1], event.args[0].number, event.args[1:]) == (
+        "Hidden", 1, (1,)
+    )

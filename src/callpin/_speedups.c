@@ -1021,7 +1021,8 @@ static int write_bytes(Encoder *e, PyObject *obj, Buf *out)
 }
 
 /* codec.Encoder._list: iterated as a list iterator does, so a list mutated by a
- * callback is written as the Python encoder writes it. */
+ * callback is written as the Python encoder writes it: changed in place it is written
+ * as it is met; grown or shrunk, it no longer matches its header and is marked. */
 static int write_list(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
     Py_ssize_t n = PyList_GET_SIZE(obj);
@@ -1032,11 +1033,15 @@ static int write_list(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
     if (r <= 0)
         return r;
     r = pack_array_header(out, n);
-    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(obj); i++) {
+    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(obj) && PyList_GET_SIZE(obj) == n; i++) {
         PyObject *item = PyList_GET_ITEM(obj, i);
         Py_INCREF(item);
         r = enc_value(e, item, out, depth + 1);
         Py_DECREF(item);
+    }
+    if (r == 0 && PyList_GET_SIZE(obj) != n) {
+        PyErr_SetString(PyExc_RuntimeError, "list changed size during iteration");
+        r = -1;
     }
     stack_pop(e);
     return r;
@@ -2030,6 +2035,44 @@ static int event_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     return 0;
 }
 
+/* codec.Encoder._error_text: a text of a raise event, or, past the size limit, a text
+ * saying so. */
+static int write_error_text(Encoder *e, PyObject *text, Buf *out, int reprs)
+{
+    Py_ssize_t start = out->len;
+    PyObject *value, *reason, *replaced;
+    int r;
+    if (write_str(e, text, out, reprs) == 0)
+        return 0;
+    if (!PyErr_ExceptionMatches(too_large))
+        return -1;
+#if PY_VERSION_HEX >= 0x030C0000
+    value = PyErr_GetRaisedException();
+#else
+    {
+        PyObject *type, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+    }
+#endif
+    out->len = start;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_SystemError, "callpin._speedups: an exception without a value");
+        return -1;
+    }
+    reason = PyObject_Str(value);
+    Py_DECREF(value);
+    replaced = reason == NULL ? NULL : PyUnicode_FromFormat("<unencodable str: %U>", reason);
+    Py_XDECREF(reason);
+    if (replaced == NULL)
+        return -1;
+    r = write_plain_str(replaced, out);
+    Py_DECREF(replaced);
+    return r;
+}
+
 static int write_error_field(Encoder *e, PyObject *error, Buf *out)
 {
     PyObject *part;
@@ -2044,7 +2087,7 @@ static int write_error_field(Encoder *e, PyObject *error, Buf *out)
         Py_XDECREF(index);
         if (part == NULL)
             return -1;
-        r = write_str(e, part, out, i == 1);
+        r = write_error_text(e, part, out, i == 1);
         Py_DECREF(part);
         if (r < 0)
             return -1;
@@ -2495,27 +2538,28 @@ static int write_kwargs(Encoder *e, PyObject *const *pairs, Py_ssize_t n, Buf *o
 
 #define FEW_KWARGS 8
 
-/* `dict(sorted(kwargs.items()))` as key, value, key, value... new references in
- * `storage` (room for FEW_KWARGS pairs) or a PyMem array. Names that are exact strs are
- * ordered by code point, which is what `<` on them does; anything else is sorted by
- * list.sort, as sorted() sorts. */
-static PyObject **sorted_kwargs(PyObject *kwargs, PyObject **storage, Py_ssize_t *count)
+typedef struct {
+    PyObject *key, *value;
+    Py_ssize_t index;
+} Keyword;
+
+/* Names by code point (their data: a str subclass's comparisons are never asked), ties
+ * by position, as a stable sort keeps them. */
+static int keyword_order(const void *a, const void *b)
 {
-    Py_ssize_t n = PyDict_GET_SIZE(kwargs), pos = 0, i = 0;
-    PyObject **pairs = n <= FEW_KWARGS ? storage : PyMem_Malloc((size_t)(2 * n) * sizeof(PyObject *));
-    PyObject *key, *value, *items;
-    int exact = 1;
-    if (pairs == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    while (i < n && PyDict_Next(kwargs, &pos, &key, &value)) {
-        exact &= PyUnicode_CheckExact(key);
-        pairs[2 * i] = key;
-        pairs[2 * i + 1] = value;
-        i++;
-    }
-    if (exact && i == n) {
+    const Keyword *x = a, *y = b;
+    int c = PyUnicode_Compare(x->key, y->key);
+    if (c != 0)
+        return c;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Sort `n` key, value pairs whose keys are all strs, as recorder._sorted_keywords does:
+ * an insertion sort for the few of a usual call, qsort for the rest. */
+static int sort_str_pairs(PyObject **pairs, Py_ssize_t n)
+{
+    Keyword *keywords;
+    if (n <= FEW_KWARGS) {
         for (Py_ssize_t k = 1; k < n; k++) {
             PyObject *k_key = pairs[2 * k], *k_value = pairs[2 * k + 1];
             Py_ssize_t j = k;
@@ -2526,6 +2570,53 @@ static PyObject **sorted_kwargs(PyObject *kwargs, PyObject **storage, Py_ssize_t
             }
             pairs[2 * j] = k_key;
             pairs[2 * j + 1] = k_value;
+        }
+        return 0;
+    }
+    keywords = PyMem_Malloc((size_t)n * sizeof(Keyword));
+    if (keywords == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        keywords[k].key = pairs[2 * k];
+        keywords[k].value = pairs[2 * k + 1];
+        keywords[k].index = k;
+    }
+    qsort(keywords, (size_t)n, sizeof(Keyword), keyword_order);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        pairs[2 * k] = keywords[k].key;
+        pairs[2 * k + 1] = keywords[k].value;
+    }
+    PyMem_Free(keywords);
+    return 0;
+}
+
+/* `recorder._sorted_keywords(kwargs)` as key, value, key, value... new references in
+ * `storage` (room for FEW_KWARGS pairs) or a PyMem array. Names that are strs (the only
+ * names a call passes) are ordered by code point; anything else is sorted by list.sort,
+ * as sorted() sorts. */
+static PyObject **sorted_kwargs(PyObject *kwargs, PyObject **storage, Py_ssize_t *count)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(kwargs), pos = 0, i = 0;
+    PyObject **pairs = n <= FEW_KWARGS ? storage : PyMem_Malloc((size_t)(2 * n) * sizeof(PyObject *));
+    PyObject *key, *value, *items;
+    int strs = 1;
+    if (pairs == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    while (i < n && PyDict_Next(kwargs, &pos, &key, &value)) {
+        strs &= PyUnicode_Check(key);
+        pairs[2 * i] = key;
+        pairs[2 * i + 1] = value;
+        i++;
+    }
+    if (strs && i == n) {
+        if (sort_str_pairs(pairs, n) < 0) {
+            if (pairs != storage)
+                PyMem_Free(pairs);
+            return NULL;
         }
         for (Py_ssize_t k = 0; k < 2 * n; k++)
             Py_INCREF(pairs[k]);
@@ -2617,11 +2708,10 @@ static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObj
     }
     if ((thread = spy_thread(self)) == NULL)
         goto unlock;
-    if (receiver != NULL && receiver != Py_None) {
-        int is_type = PyObject_IsInstance(receiver, (PyObject *)&PyType_Type);
-        if (is_type < 0 || (!is_type && (first = spy_instance(self, receiver)) == NULL))
-            goto unlock;
-    }
+    /* By its type, as Recording._emit checks it: never by asking its __class__. */
+    if (receiver != NULL && receiver != Py_None && !PyType_Check(receiver)
+        && (first = spy_instance(self, receiver)) == NULL)
+        goto unlock;
     frame = spy_frame(self, kind, first, args, kwargs, pairs, npairs, value, error, thread, depth);
     if (frame != NULL)
         r = PyList_Append(self->frames, frame);

@@ -493,8 +493,8 @@ class Encoder:
             out.append(0xC0)
         else:
             out.append(0x92)
-            self._str(error[0], out)
-            self._str(error[1], out, reprs=True)
+            self._error_text(error[0], out, reprs=False)
+            self._error_text(error[1], out, reprs=True)
         if type(thread) is int and 0 <= thread < 0x80:
             out.append(thread)
         else:
@@ -504,6 +504,16 @@ class Encoder:
         else:
             _pack_field_int(depth, out)
         return bytes(out)
+
+    def _error_text(self, text: str, out: bytearray, *, reprs: bool) -> None:
+        # A raise event must be written whatever the exception's message: one past the
+        # size limit is replaced by a text saying so (the field is a str, not a value).
+        start = len(out)
+        try:
+            self._str(text, out, reprs=reprs)
+        except _TooLarge as exc:
+            del out[start:]
+            self._plain_str(f"<unencodable str: {exc}>", out)
 
     # -- values ----------------------------------------------------------------------
 
@@ -636,9 +646,17 @@ class Encoder:
         if not self._enter(obj, out):
             return
         try:
-            _pack_array_header(len(obj), out)
+            # The header is written first: a list that a callback grows or shrinks
+            # while it is encoded would no longer match it (a growing one might never
+            # end), so it is marked instead, as a dict is.
+            size = len(obj)
+            _pack_array_header(size, out)
             for item in obj:
+                if len(obj) != size:
+                    break
                 self._value(item, out, depth + 1)
+            if len(obj) != size:
+                raise RuntimeError("list changed size during iteration")
         finally:
             self._stack.pop()
 

@@ -174,20 +174,24 @@ class Numbering:
 
 def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) -> str:
     # Leftmost match wins; at the same position the earlier rule wins. This is what
-    # one alternation regex would do, without merging user patterns' groups.
+    # one alternation regex would do, without merging user patterns' groups. Each
+    # rule's next match is kept until the scan passes its start: searching every rule
+    # again after each match would make a text of many matches of one rule, and none
+    # of another, quadratic (a 16 MiB text of uuids took hours).
     pieces: list[str] = []
     pos = 0
     length = len(text)
+    ahead: list[re.Match[str] | None] = [None] * len(rules)
+    searched = [False] * len(rules)
     while pos <= length:
         best: re.Match[str] | None = None
         best_rule: Rule | None = None
-        for one in rules:
-            found = one.compiled.search(text, pos)
-            while found is not None and found.end() == found.start():
-                if found.start() >= length:
-                    found = None
-                    break
-                found = one.compiled.search(text, found.start() + 1)
+        for index, one in enumerate(rules):
+            found = ahead[index]
+            if not searched[index] or (found is not None and found.start() < pos):
+                found = _search(one, text, pos, length)
+                ahead[index] = found
+                searched[index] = True
             if found is not None and (best is None or found.start() < best.start()):
                 best, best_rule = found, one
         if best is None or best_rule is None:
@@ -203,6 +207,16 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
         return text
     pieces.append(text[pos:])
     return "".join(pieces)
+
+
+def _search(one: Rule, text: str, pos: int, length: int) -> re.Match[str] | None:
+    """The rule's first non-empty match starting at or after `pos`."""
+    found = one.compiled.search(text, pos)
+    while found is not None and found.end() == found.start():
+        if found.start() >= length:
+            return None
+        found = one.compiled.search(text, found.start() + 1)
+    return found
 
 
 def normalize_text(

@@ -297,9 +297,7 @@ class Recording:
         try:
             error = None if raised is None else _error(raised)
             if len(kwargs) > 1:
-                # Keyword order at a call site carries no meaning; the log must not
-                # change when a refactor reorders keywords.
-                kwargs = dict(sorted(kwargs.items()))
+                kwargs = _sorted_keywords(kwargs)
             with self._lock:
                 if not self._open:
                     return
@@ -309,7 +307,8 @@ class Recording:
                 except AttributeError:
                     self._threads += 1
                     thread = local.ordinal = self._threads
-                if receiver is not None and not isinstance(receiver, type):
+                # type(): an isinstance() check would ask the receiver's own __class__.
+                if receiver is not None and not issubclass(type(receiver), type):
                     args = (self._instance(receiver), *args)
                 self._frames.append(
                     self._encoder.encode_event(
@@ -455,6 +454,20 @@ def _stub_handler(site: Site, stub: Callable[..., Any]) -> Handler:
         return stub(*args, **kwargs)
 
     return replace
+
+
+def _sorted_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments sorted by name: their order at a call site carries no meaning.
+
+    Names are compared as the plain text they hold, so a `str` subclass's own
+    comparisons never decide the order, nor raise into the call being recorded.
+    """
+    return dict(sorted(kwargs.items(), key=_keyword_name))
+
+
+def _keyword_name(item: tuple[Any, Any]) -> Any:
+    name = item[0]
+    return str.__str__(name) if isinstance(name, str) else name
 
 
 def _error(exc: BaseException) -> tuple[str, str]:

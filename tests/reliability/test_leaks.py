@@ -1,0 +1,157 @@
+"""No leaks in the C encoder and spy: memory and reference counts over many encodes.
+
+Runs with the C speedups live (`make test` runs the pure-Python pass too, where this
+is skipped). Values of every kind, including ones that fail inside the encoder (a
+raising repr, values past the limits, a list changed while encoded), are encoded and
+recorded many times after a warm-up; tracemalloc and the process's resident memory
+must stay within a bound, and the reference counts of the values, of interned strings
+and of None, True and False must come back to what they were.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import tracemalloc
+import types
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import callpin
+from callpin import _impl, codec
+
+pytestmark = pytest.mark.skipif(
+    callpin.IMPLEMENTATION != "c", reason="the C speedups are not live"
+)
+
+KEY = "12345678-1234-5678-1234-567812345678"
+INTERNED = sys.intern("amount")
+TRACEMALLOC_BOUND = 1024 * 1024
+
+
+class ReprRaises:
+    def __repr__(self) -> str:
+        raise ValueError("repr")
+
+
+class Shown:
+    def __repr__(self) -> str:
+        return "<Shown at 0x7f00deadbeef>"
+
+
+def changing_list() -> list[Any]:
+    items: list[Any] = []
+
+    class Grower:
+        def __repr__(self) -> str:
+            items.append(1)
+            return "grower"
+
+    items.extend([Grower(), 2])
+    return items
+
+
+def values() -> list[Any]:
+    """Values of every kind: written whole, marked, or failing inside the encoder."""
+    cycle: list[Any] = [1]
+    cycle.append(cycle)
+    deep: list[Any] = []
+    for _ in range(codec.MAX_DEPTH + 5):
+        deep = [deep]
+    return [
+        {INTERNED: 1500, "id": KEY, "when": "2024-03-01T09:30:00Z", "n": 10**30, "f": 0.5},
+        {frozenset({1, "x", KEY}), (1, 2), uuid.UUID(KEY)},
+        [ReprRaises(), Shown(), cycle, deep, None, True, False],
+        "s" * (codec.MAX_STR + 1),
+        [0] * (codec.MAX_ITEMS + 1),
+        "lone \ud800 surrogate",
+        Exception(KEY, ReprRaises()),
+    ]
+
+
+def loop(encoder: Any, spied: Callable[..., Any], fixed: list[Any], count: int) -> None:
+    per_round = len(fixed) + 4
+    for _ in range(max(1, count // per_round)):
+        for value in fixed:
+            encoder.encode(value)
+        encoder.encode(changing_list())
+        encoder.encode_event(0, "billing.charge", fixed[:3], {INTERNED: fixed[0]}, None,
+                             ("E", f"at {KEY} 0x7f00deadbeef"), 1, 0)
+        spied(fixed[0], fixed[2], amount=1, key=KEY)
+        try:
+            spied(ReprRaises(), fail=True)
+        except LookupError:
+            pass
+
+
+def resident_kb() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_encoding_and_recording_leak_neither_memory_nor_references(
+    make_module: Callable[..., types.ModuleType], scale, figures
+):
+    module = make_module("cp_leaks", """
+def charge(*args, fail=False, **kwargs):
+    if fail:
+        raise LookupError("declined")
+    return True
+""")
+    count = scale.pick(100_000, 1_000_000)
+    fixed = values()
+    # None, True and False are watched apart: the interpreter's caches (and, under
+    # xdist, its worker's own thread) move their counts by a few hundred either way; a
+    # leak of one reference per call would move them by `count`.
+    watched = [*fixed, *fixed[0].values(), *fixed[2][:4], KEY, INTERNED]
+    singletons = (None, True, False)
+    encoder = _impl.Encoder()
+    with callpin.record(spy="cp_leaks.charge", outcomes="all") as rec:
+        frames = rec._frames
+        loop(encoder, module.charge, fixed, 2_000)
+        del frames[:]
+        gc.collect()
+        references = [sys.getrefcount(obj) for obj in watched]
+        singletons_before = [sys.getrefcount(obj) for obj in singletons]
+        rss_before = resident_kb()
+        tracemalloc.start()
+        try:
+            baseline = tracemalloc.get_traced_memory()[0]
+            done = 0
+            while done < count:
+                step = min(20_000, count - done)
+                loop(encoder, module.charge, fixed, step)
+                # The recording's own frames grow by design; only leaks must not.
+                del frames[:]
+                done += step
+            encoder.numbering = type(encoder.numbering)()
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - baseline
+        finally:
+            tracemalloc.stop()
+        rss_grown = resident_kb() - rss_before
+        after = [sys.getrefcount(obj) for obj in watched]
+        singletons_after = [sys.getrefcount(obj) for obj in singletons]
+    drift = sum(abs(now - before) for now, before in zip(after, references, strict=True))
+    figures.add("leaks", "encodes", count)
+    figures.add("leaks", "tracemalloc growth KB", round(grown / 1024, 1))
+    figures.add("leaks", "RSS growth KB", rss_grown)
+    figures.add("leaks", "refcount drift", drift, zero=True)
+    singletons_drift = max(
+        abs(now - before) for now, before in zip(singletons_after, singletons_before, strict=True)
+    )
+    figures.add("leaks", "None/True/False refcount drift", singletons_drift)
+    assert after == references
+    assert singletons_drift < 2_000
+    assert grown < TRACEMALLOC_BOUND
+    # AddressSanitizer (make sanitize) keeps freed memory in quarantine, out of reach
+    # of the resident-size bound; tracemalloc still counts what is really held.
+    if "asan" not in os.environ.get("LD_PRELOAD", ""):
+        assert rss_grown < 64 * 1024
