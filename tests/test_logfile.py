@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import msgpack
@@ -345,6 +346,35 @@ def test_a_private_copy_is_durable_while_held_and_gone_after(tmp_path):
         assert os.path.dirname(private) == str(tmp_path)
         assert not target.exists()
     assert os.listdir(tmp_path) == []
+
+
+def _piped(data: bytes) -> str:
+    """A /dev/fd path of a pipe that a thread fills with `data` (as `<(...)` in bash)."""
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write_end, "wb") as pipe:
+            try:
+                pipe.write(data)
+            except BrokenPipeError:
+                pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    return f"/dev/fd/{read_end}"
+
+
+def test_a_log_read_from_a_pipe_is_read_whole(tmp_path):
+    path = tmp_path / "renew.cpin"
+    write_log(path, frames(3))
+    piped = load(_piped(path.read_bytes()))
+    assert list(piped) == list(load(path))
+    assert piped.fingerprint == load(path).fingerprint
+
+
+def test_a_piped_log_over_the_bound_is_a_limit_not_a_memory_blow_up(tmp_path, monkeypatch):
+    monkeypatch.setattr("callpin.logfile.MAX_PIPED", 64)
+    with pytest.raises(LimitExceeded, match="pipe"):
+        load(_piped(log_bytes(frames(20))))
 
 
 def test_logs_written_without_rules_say_so(tmp_path):

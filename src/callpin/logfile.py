@@ -33,6 +33,7 @@ TRAILER_CODE = 0x7F
 _TRAILER = struct.Struct(">BBQQ")
 TRAILER_SIZE = _TRAILER.size
 MAX_HEADER = 1024 * 1024
+MAX_PIPED = 1024 * 1024 * 1024
 _CHUNK = 1 << 20
 _TEMP_SUFFIX = ".callpin-tmp"
 
@@ -342,7 +343,7 @@ class LogReader:
 
     def _open(self) -> IO[bytes]:
         try:
-            return open(self.path, "rb")  # noqa: SIM115 - closed by close()
+            file = open(self.path, "rb")  # noqa: SIM115 - closed by close()
         except IsADirectoryError:
             raise LogFormatError(self.path, "is a directory, not a callpin log") from None
         except FileNotFoundError:
@@ -351,6 +352,18 @@ class LogReader:
             raise LogFormatError(self.path, "permission denied") from None
         except OSError as exc:
             raise LogFormatError(self.path, f"cannot open: {os.strerror(exc.errno or errno.EIO)}") from None
+        if file.seekable():
+            return file
+        # A pipe (`callpin diff <(git show HEAD~1:baselines/renew.cpin) baselines/renew.cpin`)
+        # cannot be read twice or from its end: hold it in memory, up to a bound.
+        with file:
+            data = file.read(MAX_PIPED + 1)
+        if len(data) > MAX_PIPED:
+            raise LimitExceeded(
+                self.path, f"a log read from a pipe is held in memory: over {MAX_PIPED >> 20} MiB",
+                limit=MAX_PIPED,
+            )
+        return io.BytesIO(data)
 
     def close(self) -> None:
         self._file.close()

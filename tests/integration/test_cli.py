@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -512,3 +513,15 @@ def test_normalize_into_a_folder_is_a_one_line_error(tmp_path):
     folder.mkdir()
     assert_one_line_error(run("normalize", raw, folder), containing=f"callpin: {folder}: ")
     assert sorted(os.listdir(tmp_path)) == ["folder", "raw.cpin"]
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="process substitution needs bash")
+def test_diff_reads_a_log_from_a_pipe(logs):
+    # `<(...)` hands callpin a pipe, which can be read once and never from its end.
+    command = '"$PYTHON" -m callpin diff <(cat "$OLD") "$NEW"'
+    env = {**os.environ, "PYTHON": sys.executable,
+           "OLD": str(logs["base"]), "NEW": str(logs["swapped"])}
+    done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "2 differences: 2 moved" in done.stdout
+    assert done.stdout.startswith("old: /dev/fd/")
