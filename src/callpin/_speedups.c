@@ -916,6 +916,25 @@ static int write_unencodable(Encoder *e, PyTypeObject *cls, PyObject *reason, Bu
     return ext_end(out, start, EXT_UNENCODABLE);
 }
 
+/* The raised exception, normalized, with the error indicator cleared; NULL (with a
+ * SystemError set) when there is none. */
+static PyObject *take_exception(void)
+{
+    PyObject *value;
+#if PY_VERSION_HEX >= 0x030C0000
+    value = PyErr_GetRaisedException();
+#else
+    PyObject *type, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+#endif
+    if (value == NULL)
+        PyErr_SetString(PyExc_SystemError, "callpin._speedups: an exception without a value");
+    return value;
+}
+
 /* The `except Exception` of codec.Encoder._value: drop the partial output and write a
  * marker naming the exception (or the limit, for codec._TooLarge). */
 static int mark_failure(Encoder *e, PyTypeObject *cls, Buf *out, Py_ssize_t start)
@@ -924,22 +943,10 @@ static int mark_failure(Encoder *e, PyTypeObject *cls, Buf *out, Py_ssize_t star
     int r;
     if (!PyErr_ExceptionMatches(PyExc_Exception))
         return -1;
-#if PY_VERSION_HEX >= 0x030C0000
-    value = PyErr_GetRaisedException();
-#else
-    {
-        PyObject *type, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-    }
-#endif
     out->len = start;
-    if (value == NULL) {
-        PyErr_SetString(PyExc_SystemError, "callpin._speedups: an exception without a value");
+    value = take_exception();
+    if (value == NULL)
         return -1;
-    }
     r = PyObject_IsInstance(value, too_large);
     reason = r < 0 ? NULL : r ? PyObject_Str(value) : PyType_GetName(Py_TYPE(value));
     Py_DECREF(value);
@@ -2046,22 +2053,10 @@ static int write_error_text(Encoder *e, PyObject *text, Buf *out, int reprs)
         return 0;
     if (!PyErr_ExceptionMatches(too_large))
         return -1;
-#if PY_VERSION_HEX >= 0x030C0000
-    value = PyErr_GetRaisedException();
-#else
-    {
-        PyObject *type, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-    }
-#endif
     out->len = start;
-    if (value == NULL) {
-        PyErr_SetString(PyExc_SystemError, "callpin._speedups: an exception without a value");
+    value = take_exception();
+    if (value == NULL)
         return -1;
-    }
     reason = PyObject_Str(value);
     Py_DECREF(value);
     replaced = reason == NULL ? NULL : PyUnicode_FromFormat("<unencodable str: %U>", reason);
