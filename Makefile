@@ -73,6 +73,7 @@ reliability: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m pip install --quiet ruff mypy
 	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
 	$(VENV)/bin/mypy
 
 clean:

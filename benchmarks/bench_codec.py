@@ -81,9 +81,7 @@ def plain_msgpack(events: list[Event]) -> Callable[[], None]:
     return run
 
 
-def interleaved(
-    candidates: dict[str, Candidate], make_events: Callable[[int], list[Event]]
-) -> dict[str, float]:
+def interleaved(candidates: dict[str, Candidate], make_events: Callable[[int], list[Event]]) -> dict[str, float]:
     """Median ns per call of each candidate over interleaved rounds."""
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     names = list(candidates)
@@ -145,9 +143,7 @@ def log_events(count: int) -> list[Event]:
                 0,
             )
         )
-        events.append(
-            (1, "billing.charge_card", (), {}, {"ok": True, "charge": f"ch_{index}"}, None, 1, 0)
-        )
+        events.append((1, "billing.charge_card", (), {}, {"ok": True, "charge": f"ch_{index}"}, None, 1, 0))
     return events
 
 
@@ -198,9 +194,7 @@ def log_table(folder: str) -> list[str]:
                 event.thread,
                 event.depth,
             ]
-            out.write(
-                json.dumps(row, separators=(",", ":"), ensure_ascii=False, default=_json_default)
-            )
+            out.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False, default=_json_default))
             out.write("\n")
 
     count = len(events)

@@ -44,8 +44,7 @@ MOCK_OVER_PYTHON = 2.0
 def make_billing() -> types.ModuleType:
     module = types.ModuleType(MODULE)
     exec(
-        "def charge_card(card, amount, currency='usd', idempotency_key=None):\n"
-        "    return None\n",
+        "def charge_card(card, amount, currency='usd', idempotency_key=None):\n    return None\n",
         module.__dict__,
     )
     sys.modules[MODULE] = module
@@ -169,10 +168,7 @@ def main() -> None:
     print("|---|---:|---|")
     if c is not None:
         over_c = here["mock.patch.object(wraps=)"] / c
-        print(
-            f"| C: mock / callpin at least {MOCK_OVER_C:g}x | {over_c:.2f}x | "
-            f"{verdict(over_c, MOCK_OVER_C, True)} |"
-        )
+        print(f"| C: mock / callpin at least {MOCK_OVER_C:g}x | {over_c:.2f}x | {verdict(over_c, MOCK_OVER_C, True)} |")
         over_wrapt = c / here["wrapt pass-through"]
         print(
             f"| C: callpin / wrapt at most {C_OVER_WRAPT:g}x | {over_wrapt:.2f}x | "

@@ -30,17 +30,13 @@ class Element:
                 yield child
                 yield from child.walk()
 
-    def find_all(
-        self, tag: str | None = None, *, cls: str | None = None, **attrs: str
-    ) -> list[Element]:
+    def find_all(self, tag: str | None = None, *, cls: str | None = None, **attrs: str) -> list[Element]:
         return [
             element
             for element in self.walk()
             if (tag is None or element.tag == tag)
             and (cls is None or cls in element.classes)
-            and all(
-                element.attrs.get(name.replace("_", "-")) == value for name, value in attrs.items()
-            )
+            and all(element.attrs.get(name.replace("_", "-")) == value for name, value in attrs.items())
         ]
 
     def find(self, tag: str | None = None, *, cls: str | None = None, **attrs: str) -> Element:
@@ -68,9 +64,7 @@ class _Builder(HTMLParser):
             self.current = element
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.current.children.append(
-            Element(tag, {name: value or "" for name, value in attrs}, self.current)
-        )
+        self.current.children.append(Element(tag, {name: value or "" for name, value in attrs}, self.current))
 
     def handle_endtag(self, tag: str) -> None:
         node: Element | None = self.current
@@ -98,7 +92,5 @@ def stylesheet_rules(root: Element) -> dict[str, str]:
         selectors, _, declarations = block.partition("{")
         for selector in selectors.split(","):
             if selector.strip():
-                rules[selector.strip()] = (
-                    rules.get(selector.strip(), "") + declarations.strip() + ";"
-                )
+                rules[selector.strip()] = rules.get(selector.strip(), "") + declarations.strip() + ";"
     return rules

@@ -45,9 +45,7 @@ def mark(name: str, value: Any) -> Spec:
 def frames_of(*events: Spec, rules: RuleSet = DEFAULT_RULES) -> list[bytes]:
     encoder = Encoder(rules)
     return [
-        encoder.encode_event(
-            KIND_CODES[e.kind], e.label, e.args, e.kwargs, e.value, e.error, e.thread, e.depth
-        )
+        encoder.encode_event(KIND_CODES[e.kind], e.label, e.args, e.kwargs, e.value, e.error, e.thread, e.depth)
         for e in events
     ]
 

@@ -99,15 +99,10 @@ def test_swap_exchanges_two_adjacent_collaborator_statements_and_keeps_the_rest(
 
 
 def test_swap_keeps_lines_between_the_statements_in_place() -> None:
-    source = (
-        "def f():\n    a.charge_card(1)\n\n    # then\n    a.send_receipt(\n        2,\n    )\n"
-        "    x = 1\n"
-    )
+    source = "def f():\n    a.charge_card(1)\n\n    # then\n    a.send_receipt(\n        2,\n    )\n    x = 1\n"
     [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
     assert (
-        swap.text
-        == "def f():\n    a.send_receipt(\n        2,\n    )\n\n    # then\n    a.charge_card(1)\n"
-        "    x = 1\n"
+        swap.text == "def f():\n    a.send_receipt(\n        2,\n    )\n\n    # then\n    a.charge_card(1)\n    x = 1\n"
     )
 
 
@@ -119,10 +114,7 @@ def test_swap_needs_both_statements_to_call_a_collaborator() -> None:
 def test_swap_takes_compound_statements_that_contain_a_call() -> None:
     source = "def f(x):\n    if x:\n        billing.charge_card(1)\n    billing.send_receipt(2)\n"
     [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
-    assert (
-        swap.text
-        == "def f(x):\n    billing.send_receipt(2)\n    if x:\n        billing.charge_card(1)\n"
-    )
+    assert swap.text == "def f(x):\n    billing.send_receipt(2)\n    if x:\n        billing.charge_card(1)\n"
 
 
 def test_swap_of_identical_statements_is_dropped_as_equivalent() -> None:
@@ -156,10 +148,7 @@ def test_delete_skips_a_statement_that_only_contains_a_call() -> None:
 
 
 def test_duplicate_repeats_call_statements_and_assignments_from_calls() -> None:
-    source = (
-        "def f():\n    x = billing.charge_card(\n        1)\n    billing.send_receipt(x)\n"
-        "    return x\n"
-    )
+    source = "def f():\n    x = billing.charge_card(\n        1)\n    billing.send_receipt(x)\n    return x\n"
     first, second = by_operator(bite.make_mutants(source, "m.py", LABELS), "duplicate")
     assert first.text == (
         "def f():\n    x = billing.charge_card(\n        1)\n"
@@ -222,9 +211,7 @@ def test_other_calls_are_not_call_sites(source: str) -> None:
 
 def test_a_label_by_its_full_dotted_name_matches_an_import_by_a_shorter_one() -> None:
     source = "import billing\nbilling.charge_card(1)\n"
-    [delete] = bite.make_mutants(
-        source, "m.py", ["examples.renewals.billing.charge_card"], ["delete"]
-    )
+    [delete] = bite.make_mutants(source, "m.py", ["examples.renewals.billing.charge_card"], ["delete"])
     assert delete.line == 2
 
 
@@ -236,8 +223,7 @@ def test_a_method_label_matches_calls_on_the_imported_class() -> None:
 
 def test_awaited_calls_are_call_sites() -> None:
     source = (
-        "async def renew(gateway):\n    await gateway.charge_card(1)\n"
-        "    receipt = await billing.send_receipt(2)\n"
+        "async def renew(gateway):\n    await gateway.charge_card(1)\n    receipt = await billing.send_receipt(2)\n"
     )
     mutants = bite.make_mutants(source, "m.py", LABELS)
     assert [(m.operator, m.line) for m in mutants] == [
@@ -248,16 +234,12 @@ def test_awaited_calls_are_call_sites() -> None:
     ]
     [swap] = by_operator(mutants, "swap")
     assert swap.text == (
-        "async def renew(gateway):\n    receipt = await billing.send_receipt(2)\n"
-        "    await gateway.charge_card(1)\n"
+        "async def renew(gateway):\n    receipt = await billing.send_receipt(2)\n    await gateway.charge_card(1)\n"
     )
 
 
 def test_statements_sharing_a_line_are_left_alone() -> None:
-    source = (
-        "def f(x):\n    billing.charge_card(1); billing.send_receipt(2)\n"
-        "    if x: billing.charge_card(3)\n"
-    )
+    source = "def f(x):\n    billing.charge_card(1); billing.send_receipt(2)\n    if x: billing.charge_card(3)\n"
     assert bite.make_mutants(source, "m.py", LABELS) == []
 
 
@@ -275,14 +257,9 @@ def test_crlf_line_breaks_and_a_missing_final_break_are_kept() -> None:
 
 
 def test_form_feeds_and_non_ascii_text_are_kept() -> None:
-    source = (
-        "\x0c\ndef f():\n    billing.charge_card('é')  # ünïcode\n    billing.send_receipt('ß')\n"
-    )
+    source = "\x0c\ndef f():\n    billing.charge_card('é')  # ünïcode\n    billing.send_receipt('ß')\n"
     [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
-    assert (
-        swap.text == "\x0c\ndef f():\n    billing.send_receipt('ß')\n"
-        "    billing.charge_card('é')  # ünïcode\n"
-    )
+    assert swap.text == "\x0c\ndef f():\n    billing.send_receipt('ß')\n    billing.charge_card('é')  # ünïcode\n"
 
 
 def test_every_mutant_keeps_the_other_lines_byte_for_byte() -> None:
@@ -294,14 +271,12 @@ def test_every_mutant_keeps_the_other_lines_byte_for_byte() -> None:
 
 def test_a_source_file_in_its_declared_encoding_is_written_back_in_it() -> None:
     data = (
-        "# -*- coding: latin-1 -*-\ndef f():\n    billing.charge_card('café')\n"
-        "    billing.send_receipt(1)\n"
+        "# -*- coding: latin-1 -*-\ndef f():\n    billing.charge_card('café')\n    billing.send_receipt(1)\n"
     ).encode("latin-1")
     text, encoding = bite.decode_source(data)
     [swap] = by_operator(bite.make_mutants(text, "m.py", LABELS, encoding=encoding), "swap")
     assert swap.data() == (
-        "# -*- coding: latin-1 -*-\ndef f():\n    billing.send_receipt(1)\n"
-        "    billing.charge_card('café')\n"
+        "# -*- coding: latin-1 -*-\ndef f():\n    billing.send_receipt(1)\n    billing.charge_card('café')\n"
     ).encode("latin-1")
 
 
@@ -313,9 +288,7 @@ def test_ids_are_stable_and_differ_by_file() -> None:
     first = [m.id for m in bite.make_mutants(RENEW, "renewals.py", LABELS)]
     assert first == [m.id for m in bite.make_mutants(RENEW, "renewals.py", LABELS)]
     assert len(set(first)) == len(first)
-    assert all(
-        m.id.startswith(f"{m.operator}-") for m in bite.make_mutants(RENEW, "renewals.py", LABELS)
-    )
+    assert all(m.id.startswith(f"{m.operator}-") for m in bite.make_mutants(RENEW, "renewals.py", LABELS))
     assert set(first).isdisjoint(m.id for m in bite.make_mutants(RENEW, "other.py", LABELS))
 
 
@@ -364,9 +337,7 @@ def test_snapshot_outside_git_takes_the_python_files_below_a_folder(
     (tmp_path / "src" / "r.py").write_text(RENEW)
     (tmp_path / "src" / "data.txt").write_text("")
     monkeypatch.chdir(tmp_path)
-    assert bite.snapshot_sources(bite.Project(tmp_path, None), ["src"]) == {
-        "src/r.py": RENEW.encode()
-    }
+    assert bite.snapshot_sources(bite.Project(tmp_path, None), ["src"]) == {"src/r.py": RENEW.encode()}
 
 
 def test_a_source_outside_the_project_is_a_usage_error(tmp_path: Path) -> None:
@@ -385,9 +356,7 @@ def test_a_missing_source_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def result(outcome: str, operator: str = "swap") -> bite.Result:
-    mutant = next(
-        m for m in bite.make_mutants(RENEW, "renewals.py", LABELS) if m.operator == operator
-    )
+    mutant = next(m for m in bite.make_mutants(RENEW, "renewals.py", LABELS) if m.operator == operator)
     return bite.Result(mutant, outcome, "why" if outcome == "error" else "")
 
 
@@ -399,9 +368,7 @@ def result(outcome: str, operator: str = "swap") -> bite.Result:
         (["caught", "error"], 2),
     ],
 )
-def test_exit_code_says_survived_over_could_not_run_over_all_caught(
-    outcomes: list[str], code: int
-) -> None:
+def test_exit_code_says_survived_over_could_not_run_over_all_caught(outcomes: list[str], code: int) -> None:
     assert bite.Report(tuple(map(result, outcomes)), "git worktrees").exit_code == code
 
 
@@ -469,9 +436,7 @@ def test_default_timeout_follows_the_unmutated_run_with_a_floor() -> None:
 # The start-up hook
 
 
-def run_hooked(
-    tmp_path: Path, code: str, watch: list[str], extra_path: list[Path] = ()
-) -> list[list[str]]:
+def run_hooked(tmp_path: Path, code: str, watch: list[str], extra_path: list[Path] = ()) -> list[list[str]]:
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_bytes(bite._HOOK.read_bytes())
@@ -498,9 +463,7 @@ def test_the_hook_notes_the_real_file_and_module_of_a_watched_name(tmp_path: Pat
 def test_the_hook_runs_the_sitecustomize_it_shadows(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     (tmp_path / "site").mkdir()
-    (tmp_path / "site" / "sitecustomize.py").write_text(
-        "import builtins\nbuiltins.CHAINED = True\n"
-    )
+    (tmp_path / "site" / "sitecustomize.py").write_text("import builtins\nbuiltins.CHAINED = True\n")
     run_hooked(tmp_path, "import builtins; assert builtins.CHAINED", [], [tmp_path / "site"])
 
 
@@ -598,9 +561,7 @@ def test_sigterm_cleans_up_then_reaches_the_callers_handler() -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_a_scratch_copy_that_cannot_be_made_is_a_bite_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_scratch_copy_that_cannot_be_made_is_a_bite_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "project").mkdir()
     scratch = bite._Scratch(bite.Project(tmp_path / "project", None), {}, "true")
 

@@ -2,37 +2,21 @@
 
 from __future__ import annotations
 
-import time
-
-import msgpack
-import pytest
-
-from callpin import codec
-from callpin.codec import decode
-from callpin.normalize import DEFAULT_RULES, NO_RULES, rule
-
-
-@pytest.mark.parametrize(
-    "value",
-    [None, True, False, 0, 127, 128, -32, -33, 255, 256, 65535, 65536, 2**32, 2**64 - 1,
-     -(2**63), 1.5, -0.0, "", "x" * 31, "x" * 32, "x" * 256, "é" * 70000, b"", b"x" * 300,
-     [], list(range(16)), {}, {str(i): i for i in range(16)}],
-)
-def test_natives_are_the_bytes_msgpack_writes(encoder_class, value):
-    assert encoder_class(NO_RULES).encode(value) == msgpack.packb(value, use_bin_type=True)
-
-
 import dataclasses
 import datetime as dt
 import enum
 import math
+import time
 import uuid
 from decimal import Decimal
 from typing import Any
 
+import msgpack
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callpin import codec
 from callpin.codec import (
     MAX_DEPTH,
     Custom,
@@ -47,6 +31,45 @@ from callpin.codec import (
     unregister,
 )
 from callpin.errors import CorruptLog, LimitExceeded, UsageError
+from callpin.normalize import DEFAULT_RULES, NO_RULES, rule
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        False,
+        0,
+        127,
+        128,
+        -32,
+        -33,
+        255,
+        256,
+        65535,
+        65536,
+        2**32,
+        2**64 - 1,
+        -(2**63),
+        1.5,
+        -0.0,
+        "",
+        "x" * 31,
+        "x" * 32,
+        "x" * 256,
+        "é" * 70000,
+        b"",
+        b"x" * 300,
+        [],
+        list(range(16)),
+        {},
+        {str(i): i for i in range(16)},
+    ],
+)
+def test_natives_are_the_bytes_msgpack_writes(encoder_class, value):
+    assert encoder_class(NO_RULES).encode(value) == msgpack.packb(value, use_bin_type=True)
+
 
 scalars = (
     st.none()
@@ -62,7 +85,9 @@ scalars = (
     | st.times()
     | st.timedeltas()
 )
-hashables = st.recursive(scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=4), max_leaves=8)
+hashables = st.recursive(
+    scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=4), max_leaves=8
+)
 values = st.recursive(
     scalars,
     lambda inner: (
@@ -94,8 +119,10 @@ def _equivalent(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(map(_equivalent, a, b))
     if isinstance(a, dict):
-        return list(map(type, a)) == list(map(type, b)) and len(a) == len(b) and all(
-            _equivalent(x, y) and _equivalent(a[x], b[y]) for x, y in zip(a, b)
+        return (
+            list(map(type, a)) == list(map(type, b))
+            and len(a) == len(b)
+            and all(_equivalent(x, y) and _equivalent(a[x], b[y]) for x, y in zip(a, b, strict=True))
         )
     return a == b
 
@@ -263,8 +290,7 @@ def test_decimal_is_written_the_same_whatever_the_context():
 
 @pytest.mark.parametrize(
     "data",
-    [b"\xc1", b"\x92\x01", b"\xc7\x01\x63x", b"\xd4\x06\x00", b"\xa2\xff\xfe",
-     b"\xc7\x03\x05abc", b"\xd5\x0f\x92\x01"],
+    [b"\xc1", b"\x92\x01", b"\xc7\x01\x63x", b"\xd4\x06\x00", b"\xa2\xff\xfe", b"\xc7\x03\x05abc", b"\xd5\x0f\x92\x01"],
     ids=["reserved-byte", "short-array", "unknown-ext", "short-uuid", "bad-utf8", "bad-decimal", "bad-placeholder"],
 )
 def test_malformed_bytes_raise_corrupt_log(data):
@@ -307,9 +333,7 @@ def _same_hash(count: int) -> list[int]:
 
 
 def _map_bytes(keys: list[int]) -> bytes:
-    return msgpack.Packer().pack_map_header(len(keys)) + b"".join(
-        encode(key, NO_RULES) + b"\xc0" for key in keys
-    )
+    return msgpack.Packer().pack_map_header(len(keys)) + b"".join(encode(key, NO_RULES) + b"\xc0" for key in keys)
 
 
 def _set_bytes(code: int, items: list[int]) -> bytes:
@@ -356,8 +380,7 @@ def test_decoding_never_imports_or_constructs_user_types():
 
 @pytest.mark.parametrize(
     ("kind", "thread", "error"),
-    [(2**64, 1, OverflowError), (-(2**63) - 1, 1, OverflowError), (0, 1.0, TypeError),
-     ("0", 1, TypeError)],
+    [(2**64, 1, OverflowError), (-(2**63) - 1, 1, OverflowError), (0, 1.0, TypeError), ("0", 1, TypeError)],
 )
 def test_event_ints_must_be_ints_of_64_bits(encoder_class, kind, thread, error):
     with pytest.raises(error):
@@ -373,8 +396,12 @@ def test_event_label_and_error_must_be_str(encoder_class):
 
 @pytest.mark.parametrize(
     ("value", "reason"),
-    [(Cycle(2**64), "OverflowError"), (codec.Placeholder("uuid", 1.5), "TypeError"),
-     (EnumValue(1, "RED"), "TypeError"), (Record("r", (("a", 1, 2),)), "ValueError")],
+    [
+        (Cycle(2**64), "OverflowError"),
+        (codec.Placeholder("uuid", 1.5), "TypeError"),
+        (EnumValue(1, "RED"), "TypeError"),
+        (Record("r", (("a", 1, 2),)), "ValueError"),
+    ],
 )
 def test_malformed_inert_values_become_markers(encoder_class, value, reason):
     decoded = decode(encoder_class(NO_RULES).encode(value))

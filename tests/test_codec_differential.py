@@ -107,19 +107,15 @@ codec.register(Wallet, lambda wallet: wallet.content)
 
 _hex = st.text("0123456789abcdefABCDEF", min_size=1, max_size=18)
 _uuid_text = st.uuids().map(str) | st.uuids().map(lambda u: str(u).upper())
-_near_uuid = st.tuples(
-    _uuid_text, st.integers(0, 35), st.sampled_from(["", "g", "-", "0", "é"])
-).map(lambda t: t[0][: t[1]] + t[2] + t[0][t[1] + 1 :])
+_near_uuid = st.tuples(_uuid_text, st.integers(0, 35), st.sampled_from(["", "g", "-", "0", "é"])).map(
+    lambda t: t[0][: t[1]] + t[2] + t[0][t[1] + 1 :]
+)
 _timestamp_text = st.builds(
-    lambda moment, sep, fraction, offset: (
-        moment.strftime(f"%Y-%m-%d{sep}%H:%M:%S") + fraction + offset
-    ),
+    lambda moment, sep, fraction, offset: moment.strftime(f"%Y-%m-%d{sep}%H:%M:%S") + fraction + offset,
     st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31)),
     st.sampled_from(["T", " ", "t", "_"]),
     st.sampled_from(["", ".5", ",123456", ".", ",", ".0001"]),
-    st.sampled_from(
-        ["", "Z", "+09:00", "-01:30", "+0930", "-0100", "+09", "+09:0", "+09:001", "Z5", "+09005"]
-    ),
+    st.sampled_from(["", "Z", "+09:00", "-01:30", "+0930", "-0100", "+09", "+09:0", "+09:001", "Z5", "+09005"]),
 )
 _address_text = st.tuples(
     st.sampled_from(["0x", "0X", "x0", "00x"]),
@@ -150,17 +146,13 @@ _glue = st.sampled_from(
 normalizable_text = st.lists(
     st.one_of(_uuid_text, _near_uuid, _timestamp_text, _address_text, _glue, _hex), max_size=8
 ).map("".join)
-any_text = st.text(max_size=40) | st.text(
-    st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010), max_size=5
-)
+any_text = st.text(max_size=40) | st.text(st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010), max_size=5)
 texts = normalizable_text | any_text
 
 # ---------------------------------------------------------------------------------------
 # Values.
 
-_offsets = st.timedeltas(
-    min_value=dt.timedelta(hours=-23, minutes=-59), max_value=dt.timedelta(hours=23, minutes=59)
-)
+_offsets = st.timedeltas(min_value=dt.timedelta(hours=-23, minutes=-59), max_value=dt.timedelta(hours=23, minutes=59))
 _zones = st.none() | st.just(dt.UTC) | _offsets.map(dt.timezone)
 _ints = st.integers() | st.sampled_from(
     [
@@ -210,14 +202,10 @@ hashable_scalars = st.one_of(
 )
 hashables = st.recursive(
     hashable_scalars,
-    lambda inner: (
-        st.tuples(inner, inner) | st.frozensets(inner, max_size=4) | st.builds(Point, inner, inner)
-    ),
+    lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=4) | st.builds(Point, inner, inner),
     max_leaves=8,
 )
-scalars = (
-    hashable_scalars | st.decimals(allow_nan=True) | st.builds(bytearray, st.binary(max_size=8))
-)
+scalars = hashable_scalars | st.decimals(allow_nan=True) | st.builds(bytearray, st.binary(max_size=8))
 
 
 def _inert(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:

@@ -302,12 +302,8 @@ def test_a_field_outside_the_payload_cannot_be_ignored(field):
 
 
 def test_thread_order_ignores_the_interleaving_of_threads():
-    old = log_of(
-        call("w.a", thread=1), call("w.x", thread=2), call("w.b", thread=1), call("w.y", thread=2)
-    )
-    new = log_of(
-        call("w.x", thread=2), call("w.y", thread=2), call("w.a", thread=1), call("w.b", thread=1)
-    )
+    old = log_of(call("w.a", thread=1), call("w.x", thread=2), call("w.b", thread=1), call("w.y", thread=2))
+    new = log_of(call("w.x", thread=2), call("w.y", thread=2), call("w.a", thread=1), call("w.b", thread=1))
     assert diff(old, new, order="thread").same
     assert not diff(old, new).same
 
@@ -353,9 +349,7 @@ def test_an_unknown_order_is_a_usage_error():
 
 def test_logs_normalized_with_different_rules_cannot_be_compared():
     only_uuid = RuleSet.named(["uuid"])
-    with pytest.raises(
-        RulesMismatch, match=r"\[uuid, timestamp, address\].*\[uuid\]"
-    ) as raised_error:
+    with pytest.raises(RulesMismatch, match=r"\[uuid, timestamp, address\].*\[uuid\]") as raised_error:
         diff(log_of(A), log_of(A, rules=only_uuid))
     assert raised_error.value.old == DEFAULT_RULES
     assert raised_error.value.new == only_uuid

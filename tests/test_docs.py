@@ -39,8 +39,9 @@ def test_the_docs_show_commands():
     assert len(documented_commands()) >= 20
 
 
-@pytest.mark.parametrize(("where", "number", "line"), documented_commands(),
-                         ids=[f"{w}:{n}" for w, n, _ in documented_commands()])
+@pytest.mark.parametrize(
+    ("where", "number", "line"), documented_commands(), ids=[f"{w}:{n}" for w, n, _ in documented_commands()]
+)
 def test_a_documented_command_line_uses_real_commands_and_options(where, number, line):
     tokens = _tokens(line)
     command: click.Command = cli

@@ -132,9 +132,5 @@ def test_two_child_process_runs_write_byte_identical_logs(tmp_path):
         "billing.charge_card",
         "billing.send_receipt",
     ]
-    keys = [
-        e.kwargs["idempotency_key"]
-        for e in log
-        if e.label == "billing.charge_card" and e.kind == "call"
-    ]
+    keys = [e.kwargs["idempotency_key"] for e in log if e.label == "billing.charge_card" and e.kind == "call"]
     assert keys == ["renewal-1-<uuid:1>", "renewal-2-<uuid:2>"]

@@ -81,8 +81,14 @@ def test_empty_log_is_valid(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "error"),
-    [(b"", NotALog), (b"PK\x03\x04zipfile", NotALog), (b"CPIN\x02\x00\x80", UnsupportedVersion),
-     (b"CPIN\x01", TruncatedLog), (b"CPIN\x01\x00\x81", TruncatedLog), (b"CPIN\x01\x00\x01", CorruptLog)],
+    [
+        (b"", NotALog),
+        (b"PK\x03\x04zipfile", NotALog),
+        (b"CPIN\x02\x00\x80", UnsupportedVersion),
+        (b"CPIN\x01", TruncatedLog),
+        (b"CPIN\x01\x00\x81", TruncatedLog),
+        (b"CPIN\x01\x00\x01", CorruptLog),
+    ],
     ids=["empty", "other-format", "newer-major", "short-magic", "short-header", "header-not-map"],
 )
 def test_bad_headers(tmp_path, content, error):
@@ -235,7 +241,7 @@ def test_paths_that_are_not_files(tmp_path, make):
     path = tmp_path / "x.cpin"
     if make == "directory":
         path.mkdir()
-    with pytest.raises(LogFormatError, match="directory|no such file"):
+    with pytest.raises(LogFormatError, match=r"directory|no such file"):
         load(path)
 
 
@@ -295,9 +301,7 @@ def test_a_killed_writer_leaves_the_previous_file_intact(tmp_path):
     write_log(path, frames(3))
     before = path.read_bytes()
     for _ in range(3):
-        child = subprocess.Popen(
-            [sys.executable, "-c", KILLED_WRITER, str(path)], stdout=subprocess.PIPE, text=True
-        )
+        child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path)], stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "writing"
         time.sleep(0.05)

@@ -16,7 +16,10 @@ GOOD = manifest.HEADER + "a/one.cpin\t0123456789abcdef\t3\tfirst pin\nb.cpin\tfe
 
 
 def test_a_written_manifest_reads_back(tmp_path):
-    entries = [Entry("b.cpin", "fedcba9876543210", 0, "why not"), Entry("a/one.cpin", "0123456789abcdef", 3, "first pin")]
+    entries = [
+        Entry("b.cpin", "fedcba9876543210", 0, "why not"),
+        Entry("a/one.cpin", "0123456789abcdef", 3, "first pin"),
+    ]
     manifest.write(tmp_path, entries)
     assert (tmp_path / "MANIFEST").read_text() == GOOD
     assert list(manifest.read(tmp_path).values()) == sorted(entries, key=lambda e: e.path)

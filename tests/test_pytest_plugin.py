@@ -92,10 +92,7 @@ def test_a_named_pin_adds_its_name(tmp_path):
     assert baseline_path(tmp_path, "tests/test_x.py::test_y", "charge") == (
         tmp_path / "tests" / "test_x" / "test_y-charge.cpin"
     )
-    assert (
-        baseline_path(tmp_path, "tests/test_x.py::test_y")
-        == tmp_path / "tests" / "test_x" / "test_y.cpin"
-    )
+    assert baseline_path(tmp_path, "tests/test_x.py::test_y") == tmp_path / "tests" / "test_x" / "test_y.cpin"
 
 
 @pytest.mark.parametrize(

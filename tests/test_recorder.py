@@ -63,9 +63,7 @@ def test_the_call_event_is_appended_before_the_collaborator_runs(billing):
 
 def test_a_call_that_raises_is_recorded_as_attempted_and_the_exception_reaches_the_caller(billing):
     raised = ValueError("card 4242 declined")
-    with callpin.record(
-        spy="cp_billing.charge", stub={"cp_billing.charge": callpin.raises(raised)}
-    ) as rec:
+    with callpin.record(spy="cp_billing.charge", stub={"cp_billing.charge": callpin.raises(raised)}) as rec:
         with pytest.raises(ValueError) as caught:
             billing.charge("card_A", 1500)
     assert caught.value is raised
@@ -85,9 +83,7 @@ def test_a_raise_event_carries_the_normalized_message(billing):
 
 def test_a_raise_event_names_a_non_builtin_exception_by_module_and_name(billing, make_module):
     errors = make_module("cp_errors", "class Declined(Exception):\n    pass\n")
-    with callpin.record(
-        spy="cp_billing.charge", stub={"cp_billing.charge": callpin.raises(errors.Declined)}
-    ) as rec:
+    with callpin.record(spy="cp_billing.charge", stub={"cp_billing.charge": callpin.raises(errors.Declined)}) as rec:
         with pytest.raises(errors.Declined):
             billing.charge("card_A", 1)
     assert rec.events[1].error == ("cp_errors.Declined", "")
@@ -208,9 +204,7 @@ def test_a_recording_is_entered_once(billing):
 
 
 def test_returns_replaces_the_collaborator_while_recording(billing):
-    with callpin.record(
-        spy="cp_billing.charge", stub={"cp_billing.charge": callpin.returns({"ok": False})}
-    ) as rec:
+    with callpin.record(spy="cp_billing.charge", stub={"cp_billing.charge": callpin.returns({"ok": False})}) as rec:
         assert billing.charge("card_A", 5) == {"ok": False}
     assert billing.seen == []
     assert kinds(rec) == [("call", "cp_billing.charge")]
@@ -226,16 +220,12 @@ def test_a_stub_is_any_callable_and_gets_the_call_arguments(billing):
 
 def test_a_stub_reaches_aliases_of_its_target(billing, make_module):
     legacy = make_module("cp_legacy", "from cp_billing import charge\n")
-    with callpin.record(
-        spy="cp_billing.charge", stub={"cp_billing.charge": callpin.returns("stubbed")}
-    ):
+    with callpin.record(spy="cp_billing.charge", stub={"cp_billing.charge": callpin.returns("stubbed")}):
         assert legacy.charge("card_A", 1) == "stubbed"
 
 
 def test_a_target_stubbed_but_not_spied_is_replaced_and_not_recorded(billing):
-    with callpin.record(
-        spy="cp_billing.echo", stub={"cp_billing.charge": callpin.returns("stubbed")}
-    ) as rec:
+    with callpin.record(spy="cp_billing.echo", stub={"cp_billing.charge": callpin.returns("stubbed")}) as rec:
         assert billing.charge("card_A", 1) == "stubbed"
         billing.echo(1)
     assert kinds(rec) == [("call", "cp_billing.echo")]
@@ -270,9 +260,7 @@ def test_a_stub_target_must_be_a_single_callable(billing):
 def test_a_class_stub_replaces_its_constructor_and_is_restored(billing):
     original = billing.Gateway
     fake = object()
-    with callpin.record(
-        spy="cp_billing.Gateway", stub={"cp_billing.Gateway": callpin.returns(fake)}
-    ):
+    with callpin.record(spy="cp_billing.Gateway", stub={"cp_billing.Gateway": callpin.returns(fake)}):
         assert billing.Gateway() is fake
     assert billing.Gateway is original
 
@@ -436,9 +424,7 @@ def test_output_dir_gets_a_copy_named_after_the_path(billing, tmp_path, monkeypa
     assert (out / "test_renewals" / "test_renew.cpin").read_bytes() == path.read_bytes()
 
 
-def test_an_export_killed_before_it_linked_its_copy_leaves_nothing_for_long(
-    billing, tmp_path, monkeypatch
-):
+def test_an_export_killed_before_it_linked_its_copy_leaves_nothing_for_long(billing, tmp_path, monkeypatch):
     # The export writes a private copy under the log writers' temporary-file pattern,
     # so the next export of that name removes what a killed exporter left.
     path = tmp_path / "renew.cpin"
@@ -455,9 +441,7 @@ def test_an_export_killed_before_it_linked_its_copy_leaves_nothing_for_long(
     assert exported.read_bytes() == path.read_bytes()
 
 
-def test_output_dir_names_a_pathless_recording_after_its_first_label(
-    billing, tmp_path, monkeypatch
-):
+def test_output_dir_names_a_pathless_recording_after_its_first_label(billing, tmp_path, monkeypatch):
     monkeypatch.setenv("CALLPIN_OUTPUT_DIR", str(tmp_path))
     for value in (1, 2):
         with callpin.record(spy={"billing.echo": "cp_billing.echo"}):

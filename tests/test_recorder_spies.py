@@ -28,9 +28,7 @@ import callpin
 from callpin import _impl, recorder
 
 C_LIVE = _impl.IMPLEMENTATION == "c"
-needs_c = pytest.mark.skipif(
-    not C_LIVE, reason="the C speedups are not live (not built, or CALLPIN_PURE_PYTHON=1)"
-)
+needs_c = pytest.mark.skipif(not C_LIVE, reason="the C speedups are not live (not built, or CALLPIN_PURE_PYTHON=1)")
 
 SCENARIO = '''
 import asyncio
@@ -255,9 +253,7 @@ def test_the_scenario_records_every_kind_of_call(scenario):
 
 
 @pytest.mark.parametrize("spies", ["live", "python"])
-def test_a_spied_call_made_while_the_flag_is_set_passes_through_unrecorded(
-    scenario, monkeypatch, spies
-):
+def test_a_spied_call_made_while_the_flag_is_set_passes_through_unrecorded(scenario, monkeypatch, spies):
     if spies == "python":
         python_spies(monkeypatch)
     with callpin.record(spy="cp_scenario.inner") as rec:
@@ -433,7 +429,7 @@ def test_a_signal_handler_that_raises_ends_a_wait_for_the_lock():
 def raise_from(scenario: types.ModuleType, call: Callable[[], Any]) -> BaseException:
     try:
         call()
-    except BaseException as exc:  # noqa: BLE001 - the test looks at whatever was raised
+    except BaseException as exc:
         return exc
     raise AssertionError("the call did not raise")
 
@@ -461,9 +457,7 @@ def test_an_exception_reaches_the_caller_unchanged(scenario, monkeypatch, spies)
 
 
 @pytest.mark.parametrize("spies", ["live", "python"])
-def test_a_keyboard_interrupt_inside_the_call_is_recorded_and_reraised(
-    scenario, monkeypatch, spies
-):
+def test_a_keyboard_interrupt_inside_the_call_is_recorded_and_reraised(scenario, monkeypatch, spies):
     if spies == "python":
         python_spies(monkeypatch)
 
@@ -486,9 +480,7 @@ def test_a_keyboard_interrupt_inside_the_call_is_recorded_and_reraised(
 
 
 @pytest.mark.parametrize("spies", ["live", "python"])
-def test_an_exception_whose_str_raises_a_base_exception_replaces_it_chained(
-    scenario, monkeypatch, spies
-):
+def test_an_exception_whose_str_raises_a_base_exception_replaces_it_chained(scenario, monkeypatch, spies):
     if spies == "python":
         python_spies(monkeypatch)
 
@@ -512,9 +504,7 @@ def test_an_exception_whose_str_raises_a_base_exception_replaces_it_chained(
 
 
 @pytest.mark.parametrize("spies", ["live", "python"])
-def test_a_base_exception_while_encoding_the_call_stops_it_before_it_runs(
-    scenario, monkeypatch, spies
-):
+def test_a_base_exception_while_encoding_the_call_stops_it_before_it_runs(scenario, monkeypatch, spies):
     if spies == "python":
         python_spies(monkeypatch)
     ran = []
@@ -523,9 +513,7 @@ def test_a_base_exception_while_encoding_the_call_stops_it_before_it_runs(
         def __repr__(self) -> str:
             raise KeyboardInterrupt
 
-    with callpin.record(
-        spy="cp_scenario.inner", stub={"cp_scenario.inner": lambda value: ran.append(value)}
-    ) as rec:
+    with callpin.record(spy="cp_scenario.inner", stub={"cp_scenario.inner": lambda value: ran.append(value)}) as rec:
         with pytest.raises(KeyboardInterrupt):
             scenario.inner(Interrupting())
         scenario.inner(2)
@@ -697,9 +685,7 @@ class Comparing(str):
 
 @pytest.mark.parametrize("spies", ["live", "python"])
 @pytest.mark.parametrize("count", [3, 40])
-def test_keyword_names_are_ordered_by_their_text_never_by_their_own_comparisons(
-    scenario, monkeypatch, spies, count
-):
+def test_keyword_names_are_ordered_by_their_text_never_by_their_own_comparisons(scenario, monkeypatch, spies, count):
     if spies == "python":
         python_spies(monkeypatch)
     names = [f"k{n}" for n in range(count)]
@@ -713,9 +699,7 @@ def test_keyword_names_are_ordered_by_their_text_never_by_their_own_comparisons(
 
 
 @pytest.mark.parametrize("spies", ["live", "python"])
-def test_a_receiver_whose_class_attribute_raises_is_numbered_by_its_type(
-    scenario, monkeypatch, spies
-):
+def test_a_receiver_whose_class_attribute_raises_is_numbered_by_its_type(scenario, monkeypatch, spies):
     if spies == "python":
         python_spies(monkeypatch)
 
@@ -727,6 +711,4 @@ def test_a_receiver_whose_class_attribute_raises_is_numbered_by_its_type(
     with callpin.record(spy="cp_scenario.Gateway") as rec:
         assert Hidden().ping(1) == "pong"
     (event,) = rec.events
-    assert (event.args[0].type.rsplit(".", 1)[1], event.args[0].number, event.args[1:]) == (
-        "Hidden", 1, (1,)
-    )
+    assert (event.args[0].type.rsplit(".", 1)[1], event.args[0].number, event.args[1:]) == ("Hidden", 1, (1,))

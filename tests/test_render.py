@@ -27,9 +27,7 @@ from sample_logs import call, log_of, mark, raised, ret
 A, B, C = (call(f"svc.{name}") for name in "abc")
 
 
-def event(
-    kind="call", label="svc.f", args=(), kwargs=None, value=None, error=None, thread=1, depth=0
-):
+def event(kind="call", label="svc.f", args=(), kwargs=None, value=None, error=None, thread=1, depth=0):
     return Event(0, kind, label, args, kwargs or {}, value, error, thread, depth)
 
 
@@ -143,9 +141,7 @@ def test_a_log_as_json_writes_lone_surrogates_as_escapes_and_huge_ints_as_reprs(
 
 
 def test_a_log_renders_a_header_and_one_line_per_event_without_indices():
-    text = render_log(
-        log_of(call("billing.charge_card", "card_A", 1500), ret("billing.charge_card", 1))
-    )
+    text = render_log(log_of(call("billing.charge_card", "card_A", 1500), ret("billing.charge_card", 1)))
     assert text == (
         "# callpin log: 2 events, rules: uuid, timestamp, address\n"
         "billing.charge_card('card_A', 1500)\n"
@@ -154,9 +150,7 @@ def test_a_log_renders_a_header_and_one_line_per_event_without_indices():
 
 
 def test_a_log_renders_the_same_text_every_time():
-    assert render_log(log_of(A, B, mark("m", {"x": 1}))) == render_log(
-        log_of(A, B, mark("m", {"x": 1}))
-    )
+    assert render_log(log_of(A, B, mark("m", {"x": 1}))) == render_log(log_of(A, B, mark("m", {"x": 1})))
 
 
 def test_a_log_without_rules_and_with_meta_says_so():
@@ -172,9 +166,7 @@ def test_a_log_without_rules_and_with_meta_says_so():
 
 
 def test_a_log_renders_as_json_with_every_field():
-    log = log_of(
-        call("svc.f", (1, 2), [3], key=None), raised("svc.f", "ValueError", "bad", thread=2)
-    )
+    log = log_of(call("svc.f", (1, 2), [3], key=None), raised("svc.f", "ValueError", "bad", thread=2))
     document = json.loads(render_log_json(log))
     assert document["count"] == 2
     assert document["fingerprint"] == log.fingerprint
@@ -296,9 +288,7 @@ def test_the_stat_view_has_counts_and_summary_only():
 
 
 def test_text_names_both_logs_and_a_non_default_comparison():
-    result = diff(
-        log_of(A, path="old.cpin"), log_of(A, path="new.cpin"), order="thread", ignore=["depth"]
-    )
+    result = diff(log_of(A, path="old.cpin"), log_of(A, path="new.cpin"), order="thread", ignore=["depth"])
     assert render_text(result).splitlines()[:3] == [
         "old: old.cpin (1 events)",
         "new: new.cpin (1 events)",

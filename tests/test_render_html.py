@@ -52,9 +52,7 @@ def known_diff():
 
 def op_rows(page: str, kind: str | None = None):
     return [
-        element
-        for element in parse(page).find_all("div", cls="op")
-        if kind is None or element.attrs["data-op"] == kind
+        element for element in parse(page).find_all("div", cls="op") if kind is None or element.attrs["data-op"] == kind
     ]
 
 
@@ -81,17 +79,13 @@ def test_a_diff_page_is_one_document_with_the_summary_and_the_count_table():
     root = parse(page)
     assert page.startswith("<!DOCTYPE html>")
     assert len(root.find_all("html")) == 1
-    assert root.find("p", cls="summary").text() == (
-        "5 differences: 2 moved, 1 missing, 1 extra, 1 changed"
-    )
+    assert root.find("p", cls="summary").text() == ("5 differences: 2 moved, 1 missing, 1 extra, 1 changed")
     table = root.find("table", cls="counts")
     cells = [[cell.text() for cell in row.find_all("td")] for row in table.find_all("tr")[1:]]
     assert ["audit.log", "1", "0"] in cells
     assert ["notify.slack", "0", "1"] in cells
     assert ["billing.charge_card", "1", "1"] in cells
-    assert [
-        row.attrs.get("class") for row in table.find_all("tr")[1:] if "audit" in row.text()
-    ] == ["differs"]
+    assert [row.attrs.get("class") for row in table.find_all("tr")[1:] if "audit" in row.text()] == ["differs"]
 
 
 def test_each_op_of_a_diff_is_a_row_classed_by_its_kind_with_its_label_and_indices():
@@ -156,21 +150,18 @@ def test_each_side_reads_in_its_own_log_order():
 
 def test_a_changed_row_lists_each_field_change():
     (row,) = op_rows(render_html(known_diff()), "changed")
-    assert [item.text() for item in row.find("ul", cls="fields").find_all("li")] == [
-        "args[1]: 1500 → 0"
-    ]
+    assert [item.text() for item in row.find("ul", cls="fields").find_all("li")] == ["args[1]: 1500 → 0"]
 
 
 def test_missing_and_extra_rows_draw_only_the_side_they_are_on():
     page = render_html(known_diff())
     (missing,) = op_rows(page, "missing")
     (extra,) = op_rows(page, "extra")
-    assert [
-        cell.tag for cell in missing.children if not isinstance(cell, str) and "seq" in cell.classes
-    ] == ["svg", "i"]
-    assert [
-        cell.tag for cell in extra.children if not isinstance(cell, str) and "seq" in cell.classes
-    ] == ["i", "svg"]
+    assert [cell.tag for cell in missing.children if not isinstance(cell, str) and "seq" in cell.classes] == [
+        "svg",
+        "i",
+    ]
+    assert [cell.tag for cell in extra.children if not isinstance(cell, str) and "seq" in cell.classes] == ["i", "svg"]
 
 
 def test_each_op_kind_has_its_own_colour_in_the_stylesheet():
@@ -214,22 +205,16 @@ def test_equal_runs_beyond_the_context_fold_into_details_that_hold_their_events(
         "17 equal events",
     ]
     assert len(folded[0].find_all("div", cls="eq")) == 18
-    first_indices = [
-        row.find("span", cls="ix").text() for row in folded[0].find_all("div", cls="eq")
-    ]
+    first_indices = [row.find("span", cls="ix").text() for row in folded[0].find_all("div", cls="eq")]
     assert first_indices == [str(k) for k in range(18)]
     assert "open" not in folded[0].attrs
-    shown = [
-        row for row in root.find("main").find_all("div", cls="row") if row.parent.tag == "main"
-    ]
+    shown = [row for row in root.find("main").find_all("div", cls="row") if row.parent.tag == "main"]
     assert len(shown) == 1 + 2 + 1 + 2  # lane heads, context, the change, context
 
 
 def test_one_folded_event_is_named_in_the_singular():
     steps = [call("svc.step", k) for k in range(5)]
-    root = parse(
-        render_html(diff(log_of(*steps), log_of(*steps[:4], call("svc.other"))), context=3)
-    )
+    root = parse(render_html(diff(log_of(*steps), log_of(*steps[:4], call("svc.other"))), context=3))
     assert root.find("details").find("summary").text() == "1 equal event"
 
 
@@ -238,9 +223,7 @@ def test_one_folded_event_is_named_in_the_singular():
 
 
 def test_there_is_a_lifeline_for_the_caller_and_each_collaborator_module():
-    root = parse(
-        render_log_html(log_of(LOOKUP, CHARGE, RECEIPT, call("pkg.mod.Class.method"), DONE))
-    )
+    root = parse(render_log_html(log_of(LOOKUP, CHARGE, RECEIPT, call("pkg.mod.Class.method"), DONE)))
     assert lane_names(root.find("div", cls="heads")) == [
         CALLER,
         "accounts",
@@ -336,10 +319,7 @@ def test_threads_are_told_apart_by_colour_and_tag():
     root = parse(render_log_html(log))
     drawings = root.find("main").find_all("svg", cls="seq")[1:]
     assert [svg.classes[1] for svg in drawings] == ["t1", "t2", "t3"]
-    tags = [
-        row.find("span", cls="ix").text()
-        for row in root.find("main").find_all("div", cls="row")[1:]
-    ]
+    tags = [row.find("span", cls="ix").text() for row in root.find("main").find_all("div", cls="row")[1:]]
     assert tags == ["0", "1 t2", "2 t3"]
     assert root.find("p", cls="threads").text() == "threads: t1 t2 t3"
     rules = stylesheet_rules(root)
@@ -353,16 +333,11 @@ def test_a_single_thread_log_has_no_thread_legend():
 
 
 def test_a_log_page_names_the_log_and_draws_every_event():
-    log = Log.from_frames(
-        frames_of(*renewal()), rules=DEFAULT_RULES, meta={"scenario": "renew"}, path="renew.cpin"
-    )
+    log = Log.from_frames(frames_of(*renewal()), rules=DEFAULT_RULES, meta={"scenario": "renew"}, path="renew.cpin")
     root = parse(render_log_html(log))
     assert root.find("title").text() == "callpin log: renew.cpin"
     facts = root.find("p", cls="sides").text()
-    assert (
-        facts == f"renew.cpin (4 events) · fingerprint {log.fingerprint}"
-        " · rules: uuid, timestamp, address"
-    )
+    assert facts == f"renew.cpin (4 events) · fingerprint {log.fingerprint} · rules: uuid, timestamp, address"
     assert root.find("p", cls="meta").text() == "meta: {'scenario': 'renew'}"
     rows_shown = root.find("main").find_all("div", cls="row")[1:]
     assert [row.find("span", cls="ix").text() for row in rows_shown] == ["0", "1", "2", "3"]

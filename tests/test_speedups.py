@@ -30,9 +30,7 @@ KEY = "12345678-1234-5678-1234-567812345678"
 TICKETS = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
 
 
-def both(
-    make: Any, rules: Any = DEFAULT_RULES, method: str = "encode", *args: Any
-) -> tuple[Any, Any]:
+def both(make: Any, rules: Any = DEFAULT_RULES, method: str = "encode", *args: Any) -> tuple[Any, Any]:
     """Encode a fresh `make()` with each implementation (callbacks may change a value)."""
     results = []
     for implementation in (PyEncoder, CEncoder):
@@ -66,8 +64,7 @@ def test_pure_python_is_forced_by_the_environment():
         [
             sys.executable,
             "-c",
-            "import callpin, callpin._impl as i; "
-            "print(callpin.IMPLEMENTATION, i.Encoder.__module__)",
+            "import callpin, callpin._impl as i; print(callpin.IMPLEMENTATION, i.Encoder.__module__)",
         ],
         env={**os.environ, "CALLPIN_PURE_PYTHON": "1"},
         capture_output=True,
@@ -82,9 +79,7 @@ def test_the_encoder_has_the_python_encoders_interface():
     assert encoder.rules is NO_RULES
     assert isinstance(encoder.numbering, Numbering)
     assert CEncoder().rules is DEFAULT_RULES
-    frame = encoder.encode_event(
-        kind=0, label="l", args=(1,), kwargs={}, value=None, error=None, thread=1, depth=0
-    )
+    frame = encoder.encode_event(kind=0, label="l", args=(1,), kwargs={}, value=None, error=None, thread=1, depth=0)
     assert frame == PyEncoder(NO_RULES).encode_event(0, "l", (1,), {}, None, None, 1, 0)
 
 
@@ -521,9 +516,7 @@ def test_memory_errors_at_every_allocation_leave_no_crash_and_a_working_encoder(
         print(" ".join(sorted(outcomes)))
         """
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
-    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["MemoryError", "marked", "same"]
 
@@ -542,10 +535,7 @@ def test_threads_with_their_own_encoders_write_what_one_thread_writes():
             return f"<Slow {self.n} at 0x7f00000{self.n:05x}>"
 
     def events(n: int) -> list[Any]:
-        return [
-            {"id": str(uuid.UUID(int=n * 7919 + i)), "obj": Slow(i), "set": {Slow(i), i}}
-            for i in range(40)
-        ]
+        return [{"id": str(uuid.UUID(int=n * 7919 + i)), "obj": Slow(i), "set": {Slow(i), i}} for i in range(40)]
 
     def encode_all(implementation: Any, n: int) -> list[bytes]:
         encoder = implementation()

@@ -93,9 +93,7 @@ def test_a_missing_module_is_a_target_error_naming_what_was_tried():
         with callpin.record(spy="cp_nowhere.billing.charge"):
             pass
     assert caught.value.target == "cp_nowhere.billing.charge"
-    assert str(caught.value) == (
-        "cannot spy 'cp_nowhere.billing.charge': no module named 'cp_nowhere' can be imported"
-    )
+    assert str(caught.value) == ("cannot spy 'cp_nowhere.billing.charge': no module named 'cp_nowhere' can be imported")
 
 
 def test_a_missing_attribute_names_the_module_and_suggests_a_close_name(billing):
@@ -149,9 +147,7 @@ def test_a_whole_module_spies_its_public_functions_defined_there(billing, make_m
 
 
 def test_a_module_spy_skips_functions_it_only_imported(billing, make_module):
-    other = make_module(
-        "cp_pkg.other", "from cp_pkg.billing import refund\n\ndef own():\n    pass\n"
-    )
+    other = make_module("cp_pkg.other", "from cp_pkg.billing import refund\n\ndef own():\n    pass\n")
     with callpin.record(spy="cp_pkg.other", aliases=False) as rec:
         other.refund("card_A")
         other.own()
@@ -525,9 +521,7 @@ def test_a_module_imported_inside_the_block_gets_the_original_back(billing, make
     assert late.charge is original
 
 
-def test_a_module_imported_inside_a_block_without_aliases_gets_the_original_back(
-    billing, make_module
-):
+def test_a_module_imported_inside_a_block_without_aliases_gets_the_original_back(billing, make_module):
     original = billing.charge
     with callpin.record(spy="cp_pkg.billing.charge", aliases=False):
         late = make_module("cp_late", "from cp_pkg.billing import charge")

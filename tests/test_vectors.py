@@ -8,12 +8,12 @@ import pathlib
 from typing import Any
 
 import pytest
+from tests.vectors import cases
 
 from callpin import codec
 from callpin.codec import Cycle, EnumValue, ExceptionValue, Opaque, Placeholder, Record, Unencodable
 from callpin.logfile import LogWriter, load, log_bytes
 from callpin.normalize import DEFAULT_RULES
-from tests.vectors import cases
 
 HERE = pathlib.Path(__file__).parent / "vectors"
 MOD = "tests.vectors.cases"
@@ -38,7 +38,7 @@ DECODED: dict[str, Any] = {
     "timestamp-in-text": "at <ts:1> and <ts:1>",
     "set-of-uuids": {Placeholder("uuid", 1), Placeholder("uuid", 2)},
     "user-rule": "tickets <ticket:1> and <ticket:1>, <ticket:2>",
-    "too-deep-marker": cases._nested(codec.MAX_DEPTH)  # the innermost list is replaced
+    "too-deep-marker": cases._nested(codec.MAX_DEPTH),  # the innermost list is replaced
 }
 
 
@@ -89,10 +89,23 @@ def _small_log_frames(encoder_class: Any) -> list[bytes]:
     encoder = encoder_class(DEFAULT_RULES)
     key = "5f0e7a52-3c1d-4f8e-9a0b-1c2d3e4f5a6b"
     return [
-        encoder.encode_event(0, "billing.charge_card", ["card_A", 1500], {"currency": "usd", "idempotency_key": key}, None, None, 1, 0),
+        encoder.encode_event(
+            0, "billing.charge_card", ["card_A", 1500], {"currency": "usd", "idempotency_key": key}, None, None, 1, 0
+        ),
         encoder.encode_event(1, "billing.charge_card", [], {}, {"ok": True}, None, 1, 0),
-        encoder.encode_event(0, "billing.send_receipt", ["a@example.com", 1500], {"sent_at": dt.datetime(2024, 3, 1, 9, 0)}, None, None, 1, 0),
-        encoder.encode_event(2, "billing.send_receipt", [], {}, None, ("builtins.TimeoutError", f"smtp timeout for {key}"), 1, 0),
+        encoder.encode_event(
+            0,
+            "billing.send_receipt",
+            ["a@example.com", 1500],
+            {"sent_at": dt.datetime(2024, 3, 1, 9, 0)},
+            None,
+            None,
+            1,
+            0,
+        ),
+        encoder.encode_event(
+            2, "billing.send_receipt", [], {}, None, ("builtins.TimeoutError", f"smtp timeout for {key}"), 1, 0
+        ),
         encoder.encode_event(3, "returned", [], {}, {"charged": 1500}, None, 1, 0),
     ]
 

@@ -99,9 +99,7 @@ def read_labels(baselines: str | os.PathLike[str]) -> list[str]:
     for path in sorted(folder.rglob("*.cpin")):
         labels.update(event.label for event in load(path) if event.kind == "call")
     if not labels:
-        raise UsageError(
-            f"no call events in the logs under {folder}; name the collaborators with --label"
-        )
+        raise UsageError(f"no call events in the logs under {folder}; name the collaborators with --label")
     return sorted(labels)
 
 
@@ -133,11 +131,7 @@ class _CallMatcher:
                     if alias.name == "*":
                         self._star.append(module)
                     else:
-                        joined = (
-                            module + alias.name
-                            if module.endswith(".")
-                            else f"{module}.{alias.name}"
-                        )
+                        joined = module + alias.name if module.endswith(".") else f"{module}.{alias.name}"
                         self._bound[alias.asname or alias.name] = joined
 
     def _dotted(self, expr: ast.expr) -> str | None:
@@ -156,15 +150,11 @@ class _CallMatcher:
         if isinstance(func, ast.Attribute):
             # An attribute call on anything that is not an imported name
             # (`gateway.charge_card`, `self.billing.charge_card`) matches by the name alone.
-            return next(
-                (label for label in self._labels if label.rsplit(".", 1)[-1] == func.attr), None
-            )
+            return next((label for label in self._labels if label.rsplit(".", 1)[-1] == func.attr), None)
         if isinstance(func, ast.Name):
             for label in self._labels:
                 module, _, name = label.rpartition(".")
-                if name == func.id and any(
-                    _compatible(star, module) for star in self._star if module
-                ):
+                if name == func.id and any(_compatible(star, module) for star in self._star if module):
                     return label
         return None
 
@@ -193,12 +183,9 @@ class Mutant:
 
     def diff(self) -> str:
         """The unified diff of the source file, original to mutant."""
-        lines = difflib.unified_diff(
-            _lines(self.original), _lines(self.text), f"a/{self.path}", f"b/{self.path}"
-        )
+        lines = difflib.unified_diff(_lines(self.original), _lines(self.text), f"a/{self.path}", f"b/{self.path}")
         return "".join(
-            line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-            for line in lines
+            line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines
         )
 
     def data(self) -> bytes:
@@ -233,9 +220,7 @@ def _calls_in(node: ast.AST) -> list[ast.Call]:
         current = stack.pop()
         if isinstance(current, ast.Call):
             found.append(current)
-        stack.extend(
-            child for child in ast.iter_child_nodes(current) if not isinstance(child, _SCOPES)
-        )
+        stack.extend(child for child in ast.iter_child_nodes(current) if not isinstance(child, _SCOPES))
     return sorted(found, key=lambda call: (call.lineno, call.col_offset))
 
 
@@ -275,11 +260,7 @@ def _statement(node: ast.stmt, lines: list[str], matcher: _CallMatcher) -> _Stat
 def _blocks(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], bool]]:
     for node in ast.walk(tree):
         for _, value in ast.iter_fields(node):
-            if (
-                isinstance(value, list)
-                and value
-                and all(isinstance(item, ast.stmt) for item in value)
-            ):
+            if isinstance(value, list) and value and all(isinstance(item, ast.stmt) for item in value):
                 yield value, isinstance(node, ast.Module)
 
 
@@ -330,9 +311,7 @@ def make_mutants(
 
     made: dict[str, Mutant] = {}
 
-    def emit(
-        operator: str, spans: list[tuple[int, int]], new_lines: list[str], calls: tuple[str, ...]
-    ) -> None:
+    def emit(operator: str, spans: list[tuple[int, int]], new_lines: list[str], calls: tuple[str, ...]) -> None:
         mutated = "".join(new_lines)
         if added and mutated.endswith(added):
             mutated = mutated[: -len(added)]
@@ -455,17 +434,11 @@ def _relative(project: Project, path: Path) -> str:
 
 def _walk_python(folder: Path) -> Iterator[Path]:
     for current, dirs, files in os.walk(folder):
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in _SKIPPED_DIRS and not (Path(current, d) / "pyvenv.cfg").exists()
-        )
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not (Path(current, d) / "pyvenv.cfg").exists())
         yield from (Path(current, name) for name in sorted(files) if name.endswith(".py"))
 
 
-def snapshot_sources(
-    project: Project, sources: Sequence[str | os.PathLike[str]]
-) -> dict[str, bytes | None]:
+def snapshot_sources(project: Project, sources: Sequence[str | os.PathLike[str]]) -> dict[str, bytes | None]:
     """The SOURCE files as they are now: relative path to bytes, None for a deleted tracked file.
 
     In git, every file git tracks or would track under SOURCE (so the user's uncommitted
@@ -558,9 +531,7 @@ def show(
     for mutant in mutants:
         if mutant.id == mutant_id:
             return mutant
-    raise UsageError(
-        f"no mutant {mutant_id!r} in these sources (ids change when the mutated lines do)"
-    )
+    raise UsageError(f"no mutant {mutant_id!r} in these sources (ids change when the mutated lines do)")
 
 
 # ---------------------------------------------------------------------------
@@ -610,9 +581,7 @@ class _Scratch:
         self._processes: set[subprocess.Popen[bytes]] = set()
         temp = Path(tempfile.gettempdir()).resolve()
         if temp == project.root or project.root in temp.parents:
-            raise UsageError(
-                f"the temporary folder {temp} is inside the project; set TMPDIR elsewhere"
-            )
+            raise UsageError(f"the temporary folder {temp} is inside the project; set TMPDIR elsewhere")
         self._prune(temp)
         self.folder = temp / f"{_FOLDER_PREFIX}{self.run_id}"
         self.folder.mkdir()
@@ -740,16 +709,12 @@ class _Scratch:
         env = {key: value for key, value in os.environ.items() if key not in _GIT_LOCAL_ENV}
         roots = dict.fromkeys([str(_import_root(copy, name)) for name in watched] + [str(copy)])
         previous = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(self.folder / "hook"), *roots, *([previous] if previous else [])]
-        )
+        env["PYTHONPATH"] = os.pathsep.join([str(self.folder / "hook"), *roots, *([previous] if previous else [])])
         env[_MARKER_ENV] = str(marker)
         env[_WATCH_ENV] = json.dumps(sorted({Path(name).name for name in watched}))
         return env
 
-    def execute(
-        self, name: str, copy: Path, watched: Sequence[str], timeout: float | None
-    ) -> _Execution:
+    def execute(self, name: str, copy: Path, watched: Sequence[str], timeout: float | None) -> _Execution:
         """Run the test command in `copy` and say which copy of each watched file it imported."""
         marker = self.folder / "markers" / name
         log = self.folder / "logs" / name
@@ -788,11 +753,7 @@ class _Scratch:
             module = _module_name(copy, relative)
             hit = any(path == expected for path, _ in seen)
             elsewhere = next(
-                (
-                    path
-                    for path, name in seen
-                    if path != expected and (path == original or name == module)
-                ),
+                (path for path, name in seen if path != expected and (path == original or name == module)),
                 None,
             )
             imported[relative] = (hit, elsewhere)
@@ -807,11 +768,7 @@ class _Scratch:
 
 
 def _skip_in_copy(folder: str, names: list[str]) -> set[str]:
-    return {
-        name
-        for name in names
-        if name in _SKIPPED_DIRS or (Path(folder, name) / "pyvenv.cfg").exists()
-    }
+    return {name for name in names if name in _SKIPPED_DIRS or (Path(folder, name) / "pyvenv.cfg").exists()}
 
 
 def _read_text(path: Path) -> str:
@@ -865,9 +822,7 @@ class _SignalGuard:
         for signum in self._previous:
             signal.signal(signum, self._note)
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         if signal.SIGTERM in self.received:
@@ -927,11 +882,7 @@ class Report:
         ]
         widths = [max(len(row[column]) for row in rows) for column in range(4)]
         for row in rows:
-            yield (
-                "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
-                + "  "
-                + row[4]
-            )
+            yield ("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[4])
         for result in self.results:
             if result.outcome == "survived":
                 mutant = result.mutant
@@ -1028,9 +979,7 @@ def _judge(mutant: Mutant, execution: _Execution) -> Result:
 def _check_baseline(execution: _Execution) -> dict[str, str]:
     """The files the unmutated run did not import from its copy, with the reason."""
     if execution.timed_out:
-        raise BiteError(
-            "the unmutated test command timed out in a scratch copy", output=execution.output
-        )
+        raise BiteError("the unmutated test command timed out in a scratch copy", output=execution.output)
     if execution.returncode != 0:
         raise BiteError(
             f"the unmutated test command failed (exit {execution.returncode}) in a scratch "
@@ -1123,9 +1072,7 @@ def bite(
     Runs from the current folder: the project is its git repository (scratch worktrees)
     or the folder itself (temporary copies). Raises CallpinError when it cannot run.
     """
-    project, snapshot, mutants = plan(
-        sources, baselines=baselines, labels=labels, operators=operators
-    )
+    project, snapshot, mutants = plan(sources, baselines=baselines, labels=labels, operators=operators)
     return run(project, snapshot, mutants, test=test, jobs=jobs, timeout=timeout, progress=progress)
 
 

@@ -52,9 +52,7 @@ class CallpinGroup(click.Group):
         # lets our errors through as tracebacks; run it non-standalone and report
         # every failure the same way: one line on stderr, exit code 2.
         try:
-            result = super().main(
-                args, prog_name or self.name, complete_var, standalone_mode=False, **extra
-            )
+            result = super().main(args, prog_name or self.name, complete_var, standalone_mode=False, **extra)
             code = result if isinstance(result, int) else EXIT_SAME
         except click.ClickException as exc:
             code = _fail(_usage_message(exc))
@@ -137,8 +135,7 @@ report_format_option = click.option(
     type=click.Choice(["text", "json", "html"]),
     default="text",
     show_default=True,
-    help="Text for people, JSON for machines, HTML: one self-contained page with a "
-    "sequence diagram.",
+    help="Text for people, JSON for machines, HTML: one self-contained page with a sequence diagram.",
 )
 output_option = click.option(
     "-o",
@@ -220,11 +217,7 @@ def diff_command(
         _emit(render_html(result, context=context), destination)
     else:
         painted = destination is None and _use_color(color)
-        text = (
-            render_stat(result, color=painted)
-            if stat
-            else render_text(result, context=context, color=painted)
-        )
+        text = render_stat(result, color=painted) if stat else render_text(result, context=context, color=painted)
         _emit(text + "\n", destination, color=painted)
     return EXIT_SAME if result.same else EXIT_DIFFERENT
 
@@ -351,10 +344,7 @@ def _destination(source: str, target: str) -> str:
         # In place: write through a symbolic link rather than replacing the link.
         return os.path.realpath(target)
     if os.path.exists(target) and os.path.samefile(source, target):
-        raise UsageError(
-            f"{target} is {source} under another name; "
-            "give the same path twice to rewrite it in place"
-        )
+        raise UsageError(f"{target} is {source} under another name; give the same path twice to rewrite it in place")
     return target
 
 
@@ -406,7 +396,9 @@ def _git(*args: str, allow_failure: bool = False) -> str:
 @cli.command("bless")
 @click.argument("paths", nargs=-1, type=click.Path(), metavar="PATH...")
 @click.option("--reason", required=True, help="Why this change of interactions is accepted (one line).")
-@click.option("--all-changed", is_flag=True, help="Bless every baseline whose fingerprint differs from its manifest line.")
+@click.option(
+    "--all-changed", is_flag=True, help="Bless every baseline whose fingerprint differs from its manifest line."
+)
 @click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
 def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder: str) -> int:
     """Accept refreshed baselines: record their fingerprints in baselines/MANIFEST with a reason."""
@@ -421,8 +413,11 @@ def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder
 
 
 @cli.command("gate")
-@click.option("--base", default=None, help="Compare with this revision (default: the merge base with the "
-              "default branch, or the previous commit).")
+@click.option(
+    "--base",
+    default=None,
+    help="Compare with this revision (default: the merge base with the default branch, or the previous commit).",
+)
 @click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
 @click.option("--committed", "tree", flag_value="committed", help="Check HEAD instead of the working tree.")
 @click.option("--staged", "tree", flag_value="staged", help="Check the index (what a commit would record).")
@@ -454,12 +449,21 @@ def gate_command(base: str | None, folder: str, tree: str | None, install_hook: 
 
 
 @cli.command("probe", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--cells", default=",".join(("tz", "locale", "hashseed", "cwd")), show_default=True,
-              help="Which perturbations to run, comma-separated: tz, locale, hashseed, cwd.")
+@click.option(
+    "--cells",
+    default=",".join(("tz", "locale", "hashseed", "cwd")),
+    show_default=True,
+    help="Which perturbations to run, comma-separated: tz, locale, hashseed, cwd.",
+)
 @click.option("--runs", default=2, show_default=True, type=click.IntRange(min=2), help="Runs per cell.")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Cells run in parallel.")
-@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="Seconds one run may take.")
+@click.option(
+    "--timeout",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one run may take.",
+)
 @format_option
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str, command: tuple[str, ...]) -> int:
@@ -471,8 +475,7 @@ def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str,
     from .probe import probe, progress_printer
 
     groups = tuple(part.strip() for part in cells.split(",") if part.strip())
-    report = probe(list(command), groups=groups, runs=runs, jobs=jobs, timeout=timeout,
-                   progress=progress_printer())
+    report = probe(list(command), groups=groups, runs=runs, jobs=jobs, timeout=timeout, progress=progress_printer())
     if output == "json":
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -488,25 +491,50 @@ def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str,
 
 @cli.command("bite")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--test", "test_command", default=None,
-              help="The test command, run through the shell from the repository root  "
-                   "[default: python -m pytest -x -q]")
-@click.option("--baselines", default="baselines", show_default=True, type=click.Path(),
-              help="Folder whose *.cpin logs name the collaborators (their call labels).")
-@click.option("--label", "labels", multiple=True,
-              help="A collaborator label such as billing.charge_card (instead of the baselines).")
-@click.option("--operators", default="swap,delete,duplicate", show_default=True,
-              help="Comma-separated mutation operators.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Mutants run in parallel  [default: number of CPUs]")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds per mutant; a mutant stopped by it counts as caught  "
-                   "[default: 5 times the unmutated run, at least 10]")
+@click.option(
+    "--test",
+    "test_command",
+    default=None,
+    help="The test command, run through the shell from the repository root  [default: python -m pytest -x -q]",
+)
+@click.option(
+    "--baselines",
+    default="baselines",
+    show_default=True,
+    type=click.Path(),
+    help="Folder whose *.cpin logs name the collaborators (their call labels).",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A collaborator label such as billing.charge_card (instead of the baselines).",
+)
+@click.option(
+    "--operators", default="swap,delete,duplicate", show_default=True, help="Comma-separated mutation operators."
+)
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=None, help="Mutants run in parallel  [default: number of CPUs]"
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds per mutant; a mutant stopped by it counts as caught  "
+    "[default: 5 times the unmutated run, at least 10]",
+)
 @format_option
 @click.option("--show", "show_id", default=None, metavar="ID", help="Print one mutant's source diff and run nothing.")
 def bite_command(
-    sources: tuple[str, ...], test_command: str | None, baselines: str, labels: tuple[str, ...],
-    operators: str, jobs: int | None, timeout: float | None, output: str, show_id: str | None,
+    sources: tuple[str, ...],
+    test_command: str | None,
+    baselines: str,
+    labels: tuple[str, ...],
+    operators: str,
+    jobs: int | None,
+    timeout: float | None,
+    output: str,
+    show_id: str | None,
 ) -> int:
     """Prove the harness can fail: mutate the calls to the pinned collaborators in SOURCE
     (swap, delete, duplicate) and check that the test command catches every mutant.
@@ -523,8 +551,14 @@ def bite_command(
             click.echo(mutant.diff(), nl=False)
             return EXIT_SAME
         report = bite_module.bite(
-            sources, test=test_command or bite_module.DEFAULT_TEST, baselines=baselines, labels=labels,
-            operators=chosen, jobs=jobs, timeout=timeout, progress=sys.stderr,
+            sources,
+            test=test_command or bite_module.DEFAULT_TEST,
+            baselines=baselines,
+            labels=labels,
+            operators=chosen,
+            jobs=jobs,
+            timeout=timeout,
+            progress=sys.stderr,
         )
     except KeyboardInterrupt:
         return _fail("callpin bite: interrupted; scratch copies removed", EXIT_INTERRUPTED)
@@ -545,8 +579,12 @@ def bite_command(
 
 
 @cli.command("demo")
-@click.option("--workdir", default=None, type=click.Path(file_okay=False),
-              help="Run in this (empty or new) folder and keep it; default: a temporary folder.")
+@click.option(
+    "--workdir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Run in this (empty or new) folder and keep it; default: a temporary folder.",
+)
 @click.option("--keep", is_flag=True, help="Keep the temporary folder and say where it is.")
 def demo_command(workdir: str | None, keep: bool) -> int:
     """The whole story on the bundled renewals example: record, refactor, diff, bite, probe, report."""

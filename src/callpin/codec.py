@@ -225,8 +225,23 @@ def qualified_name(cls: type) -> str:
 _registry: dict[type, Callable[[Any], Any]] = {}
 
 _NATIVE_TYPES = (
-    type(None), bool, int, float, str, bytes, list, dict, tuple, set, frozenset,
-    _uuid.UUID, _dt.datetime, _dt.date, _dt.time, _dt.timedelta, Decimal,
+    type(None),
+    bool,
+    int,
+    float,
+    str,
+    bytes,
+    list,
+    dict,
+    tuple,
+    set,
+    frozenset,
+    _uuid.UUID,
+    _dt.datetime,
+    _dt.date,
+    _dt.time,
+    _dt.timedelta,
+    Decimal,
     pathlib.PurePosixPath,
 )
 
@@ -310,8 +325,15 @@ def canonical_form(obj: Any) -> Any:
         return set(set.__iter__(obj))
     if isinstance(obj, _dt.datetime):
         return _dt.datetime(
-            obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second,
-            obj.microsecond, obj.tzinfo, fold=obj.fold,
+            obj.year,
+            obj.month,
+            obj.day,
+            obj.hour,
+            obj.minute,
+            obj.second,
+            obj.microsecond,
+            obj.tzinfo,
+            fold=obj.fold,
         )
     if isinstance(obj, _dt.date):
         return _dt.date(obj.year, obj.month, obj.day)
@@ -553,7 +575,7 @@ class Encoder:
                 handler(self, form, out, depth)
             finally:
                 self._stack.pop()
-        except Exception as exc:  # noqa: BLE001 - a value that cannot be encoded is marked, not fatal
+        except Exception as exc:
             del out[start:]
             reason = str(exc) if isinstance(exc, _TooLarge) else type(exc).__name__
             self._unencodable(type(obj), reason, out)
@@ -875,8 +897,17 @@ class _TooLarge(Exception):
 
 
 _INERT_TYPES = (
-    Record, Custom, EnumValue, ExceptionValue, Placeholder, Cycle, Opaque, Unencodable,
-    Instance, Pairs, SetItems,
+    Record,
+    Custom,
+    EnumValue,
+    ExceptionValue,
+    Placeholder,
+    Cycle,
+    Opaque,
+    Unencodable,
+    Instance,
+    Pairs,
+    SetItems,
 )
 
 _NESTING = frozenset({list, dict, tuple, set, frozenset, Record, Custom, ExceptionValue, Pairs, SetItems})
@@ -955,7 +986,7 @@ class Decoder:
             raise LimitExceeded(self.path, "value nested deeper than the decoder's stack (1024)", limit=1024) from None
         except ValueError as exc:
             raise _limit_or_corrupt(self.path, exc) from None
-        except Exception as exc:  # noqa: BLE001 - any decoding failure of untrusted bytes is corruption
+        except Exception as exc:
             raise CorruptLog(self.path, f"undecodable value ({type(exc).__name__}: {exc})") from None
 
     def _unpack(self, data: bytes | bytearray) -> Any:

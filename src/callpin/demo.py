@@ -36,10 +36,10 @@ SAFE_REFACTOR = (
 UNSAFE_REFACTOR = (
     # Send the receipt before charging: the same return value, a different contract.
     (
-        "    charge = charge_card(case[\"card\"], amount, currency, idempotency_key=key)\n"
-        "    send_receipt(case[\"email\"], amount, currency, reference=key, renewed_at=renewed_at)\n",
-        "    send_receipt(case[\"email\"], amount, currency, reference=key, renewed_at=renewed_at)\n"
-        "    charge = charge_card(case[\"card\"], amount, currency, idempotency_key=key)\n",
+        '    charge = charge_card(case["card"], amount, currency, idempotency_key=key)\n'
+        '    send_receipt(case["email"], amount, currency, reference=key, renewed_at=renewed_at)\n',
+        '    send_receipt(case["email"], amount, currency, reference=key, renewed_at=renewed_at)\n'
+        '    charge = charge_card(case["card"], amount, currency, idempotency_key=key)\n',
     ),
 )
 
@@ -77,8 +77,11 @@ class Demo:
     # -- running ---------------------------------------------------------------------------
 
     def _env(self, **extra: str) -> dict[str, str]:
-        env = {key: value for key, value in os.environ.items()
-               if not key.startswith(("PYTEST_", "CALLPIN_")) and key not in ("CI", "PYTHONHASHSEED")}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("PYTEST_", "CALLPIN_")) and key not in ("CI", "PYTHONHASHSEED")
+        }
         # The scratch project is the demo's own: writing its baselines is the point, so the
         # CI refusal of writing modes does not apply to it.
         env["PYTHONPATH"] = os.pathsep.join([str(self.workdir), *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -90,8 +93,15 @@ class Demo:
 
     def run(self, shown: str, argv: list[str], *, expect: tuple[int, ...] = (0,), **env: str) -> Step:
         self.echo(f"$ {shown}")
-        done = subprocess.run(argv, cwd=self.workdir, env=self._env(**env), capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            argv,
+            cwd=self.workdir,
+            env=self._env(**env),
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         output = (done.stdout + done.stderr).rstrip("\n")
         if output:
             self.echo(output)
@@ -102,8 +112,9 @@ class Demo:
 
     def pytest(self, args: str, *, expect: tuple[int, ...] = (0,), **env: str) -> Step:
         argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *shlex.split(args)]
-        shown = " ".join([*(f"{key}={os.path.relpath(value, self.workdir)}" for key, value in env.items()),
-                          "pytest", args]).strip()
+        shown = " ".join(
+            [*(f"{key}={os.path.relpath(value, self.workdir)}" for key, value in env.items()), "pytest", args]
+        ).strip()
         return self.run(shown, argv, expect=expect, **env)
 
     def callpin(self, args: str, *, expect: tuple[int, ...] = (0,)) -> Step:
@@ -125,11 +136,27 @@ class Demo:
         # The scratch project is a git repository of its own, so bite isolates its mutants
         # in scratch worktrees of it (and never mistakes an enclosing checkout for it).
         if shutil.which("git"):
-            for args in (["init", "-q", "-b", "main"], ["add", "-A"],
-                         ["-c", "user.name=callpin demo", "-c", "user.email=demo@callpin.invalid",
-                          "commit", "-q", "-m", "the legacy renewals, before the refactor"]):
-                subprocess.run(["git", *args], cwd=self.workdir, check=True, capture_output=True,
-                               env=self._env(GIT_CEILING_DIRECTORIES=str(self.workdir.parent)))
+            for args in (
+                ["init", "-q", "-b", "main"],
+                ["add", "-A"],
+                [
+                    "-c",
+                    "user.name=callpin demo",
+                    "-c",
+                    "user.email=demo@callpin.invalid",
+                    "commit",
+                    "-q",
+                    "-m",
+                    "the legacy renewals, before the refactor",
+                ],
+            ):
+                subprocess.run(
+                    ["git", *args],
+                    cwd=self.workdir,
+                    check=True,
+                    capture_output=True,
+                    env=self._env(GIT_CEILING_DIRECTORIES=str(self.workdir.parent)),
+                )
 
     def edit(self, replacements: tuple[tuple[str, str], ...]) -> None:
         path = self.workdir.joinpath(*EXAMPLE, "renewals.py")
@@ -150,9 +177,20 @@ class Demo:
         self.callpin('bless --all-changed --reason "characterized before the refactor"')
         if (self.workdir / ".git").is_dir():
             self.run("git add baselines", ["git", "add", "baselines"])
-            self.run('git commit -q -m "pin the billing calls of renew()"',
-                     ["git", "-c", "user.name=callpin demo", "-c", "user.email=demo@callpin.invalid",
-                      "commit", "-q", "-m", "pin the billing calls of renew()"])
+            self.run(
+                'git commit -q -m "pin the billing calls of renew()"',
+                [
+                    "git",
+                    "-c",
+                    "user.name=callpin demo",
+                    "-c",
+                    "user.email=demo@callpin.invalid",
+                    "commit",
+                    "-q",
+                    "-m",
+                    "pin the billing calls of renew()",
+                ],
+            )
 
         self.heading(2, "A safe refactor (billing module passed as a default argument): same calls")
         self.edit(SAFE_REFACTOR)

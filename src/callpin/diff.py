@@ -214,9 +214,7 @@ def _check_ignore(ignore: Iterable[str]) -> tuple[str, ...]:
     names = (ignore,) if isinstance(ignore, str) else tuple(ignore)
     for name in names:
         if name not in IGNORABLE:
-            raise UsageError(
-                f"cannot ignore {name!r}: the fields that can be ignored are {', '.join(IGNORABLE)}"
-            )
+            raise UsageError(f"cannot ignore {name!r}: the fields that can be ignored are {', '.join(IGNORABLE)}")
     return tuple(field for field in IGNORABLE if field in names)
 
 
@@ -270,9 +268,7 @@ class _Side:
         cuts = {head: _label_end(head) for head in set(heads)}
         keys = cast("list[bytes]", list(map(getitem, frames, map(cuts.__getitem__, heads))))
         if _UNCUT in cuts.values():
-            for index in compress(
-                range(len(frames)), map(is_, map(cuts.get, heads), repeat(_UNCUT))
-            ):
+            for index in compress(range(len(frames)), map(is_, map(cuts.get, heads), repeat(_UNCUT))):
                 keys[index] = self._parsed_key(frames[index], index)
         return keys
 
@@ -300,9 +296,7 @@ class _Side:
             # Any parse failure of a frame is corruption; the unpacker's buffer
             # is left mid-value, so the next frame gets a fresh one.
             self._unpacker = msgpack.Unpacker(max_buffer_size=codec.MAX_FRAME)
-            raise CorruptLog(
-                self.log.path, f"event {index} is not an event array", intact=index
-            ) from None
+            raise CorruptLog(self.log.path, f"event {index} is not an event array", intact=index) from None
         return [frame[lo - start : hi - start] for lo, hi in pairwise(bounds)]
 
     def kind_label(self, key: bytes, index: int) -> tuple[str, str]:

@@ -48,9 +48,7 @@ class UnsupportedVersion(LogFormatError):
     """The log's major format version is one this callpin cannot read."""
 
     def __init__(self, path: str | None, version: tuple[int, int]) -> None:
-        super().__init__(
-            path, f"unsupported format version {version[0]}.{version[1]} (this callpin reads 1.x)"
-        )
+        super().__init__(path, f"unsupported format version {version[0]}.{version[1]} (this callpin reads 1.x)")
         self.version = version
 
 
@@ -91,9 +89,7 @@ class BaselineMissing(CallpinError, AssertionError):
 class RulesMismatch(CallpinError, AssertionError):
     """A baseline and a new recording were normalized with different rules."""
 
-    def __init__(
-        self, message: str, *, old: RuleSet | None = None, new: RuleSet | None = None
-    ) -> None:
+    def __init__(self, message: str, *, old: RuleSet | None = None, new: RuleSet | None = None) -> None:
         super().__init__(message)
         self.old = old
         self.new = new

@@ -48,7 +48,10 @@ class Repository:
     def _run(args: list[str], *, cwd: str, data: bool = False) -> Any:
         try:
             done = subprocess.run(
-                ["git", *args], cwd=cwd, capture_output=True, check=False,
+                ["git", *args],
+                cwd=cwd,
+                capture_output=True,
+                check=False,
                 env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
             )
         except FileNotFoundError:
@@ -114,7 +117,7 @@ class Repository:
         found: dict[str, str] = {}
         for path in paths:
             if path.startswith(prefix) and path.endswith(".cpin"):
-                found[path[len(prefix):]] = spec(path)
+                found[path[len(prefix) :]] = spec(path)
         return found
 
     def manifest_at(self, spec: str, name: str) -> dict[str, Entry]:
@@ -149,8 +152,10 @@ class Snapshot:
 
     def matches(self, entry: Entry | None) -> bool:
         return (
-            entry is not None and self.log is not None
-            and entry.fingerprint == self.log.fingerprint and entry.count == len(self.log)
+            entry is not None
+            and self.log is not None
+            and entry.fingerprint == self.log.fingerprint
+            and entry.count == len(self.log)
         )
 
     def describe(self) -> str:
@@ -172,8 +177,12 @@ class Verdict:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "path": self.path, "status": self.status, "blocking": self.blocking,
-            "message": self.message, "reason": self.reason, "diff": self.diff,
+            "path": self.path,
+            "status": self.status,
+            "blocking": self.blocking,
+            "message": self.message,
+            "reason": self.reason,
+            "diff": self.diff,
         }
 
 
@@ -213,8 +222,12 @@ class GateReport:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "base": self.base, "folder": self.folder, "tree": self.tree, "blocked": self.blocked,
-            "baselines": [v.as_json() for v in self.verdicts], "summary": self.summary(),
+            "base": self.base,
+            "folder": self.folder,
+            "tree": self.tree,
+            "blocked": self.blocked,
+            "baselines": [v.as_json() for v in self.verdicts],
+            "summary": self.summary(),
         }
 
 
@@ -232,12 +245,15 @@ def _interaction_diff(old: Snapshot | None, new: Snapshot | None) -> str | None:
         return None
     counts = Counter(event.label for event in side.log if event.kind == "call")
     verb = "added" if new is not None else "removed"
-    listing = ", ".join(f"{label} ×{count}" for label, count in sorted(counts.items()))
+    listing = ", ".join(f"{label} \u00d7{count}" for label, count in sorted(counts.items()))
     return f"{verb}: {len(side.log)} events" + (f" ({listing})" if listing else "")
 
 
 def gate(
-    *, base: str | None = None, folder: str = "baselines", tree: Tree = "worktree",
+    *,
+    base: str | None = None,
+    folder: str = "baselines",
+    tree: Tree = "worktree",
     start: str | os.PathLike[str] = ".",
 ) -> GateReport:
     """Check every baseline under `folder` of the repository at `start` against `base`."""
@@ -249,12 +265,18 @@ def gate(
     manifest_name = f"{folder}/{manifest.NAME}"
 
     old_files = repo.tree_files(base_commit, folder)
-    old_manifest = {} if base_commit == EMPTY_TREE else repo.manifest_at(f"{base_commit}:{manifest_name}", manifest_name)
+    old_manifest = (
+        {} if base_commit == EMPTY_TREE else repo.manifest_at(f"{base_commit}:{manifest_name}", manifest_name)
+    )
     new_files, new_manifest = _new_side(repo, folder, tree, manifest_name)
 
     report = GateReport(base_commit, folder, tree)
     for path in sorted(set(old_files) | set(new_files) | set(new_manifest)):
-        old = Snapshot.of(repo.blob(old_files[path]), f"{base_commit[:12]}:{folder}/{path}") if path in old_files else None
+        old = (
+            Snapshot.of(repo.blob(old_files[path]), f"{base_commit[:12]}:{folder}/{path}")
+            if path in old_files
+            else None
+        )
         new = _read_new(repo, repo.root / folder / path, new_files.get(path), f"{folder}/{path}")
         report.verdicts.append(_judge(path, old, new, old_manifest.get(path), new_manifest.get(path), base_commit))
     return report
@@ -269,7 +291,9 @@ def _folder_in_repo(repo: Repository, folder: str, start: str | os.PathLike[str]
     return relative.as_posix() if relative.parts else "."
 
 
-def _new_side(repo: Repository, folder: str, tree: Tree, manifest_name: str) -> tuple[dict[str, str | None], dict[str, Entry]]:
+def _new_side(
+    repo: Repository, folder: str, tree: Tree, manifest_name: str
+) -> tuple[dict[str, str | None], dict[str, Entry]]:
     if tree == "committed":
         files: dict[str, str | None] = dict(repo.tree_files("HEAD", folder)) if repo.has_commit("HEAD") else {}
         return files, repo.manifest_at(f"HEAD:{manifest_name}", manifest_name)
@@ -279,7 +303,7 @@ def _new_side(repo: Repository, folder: str, tree: Tree, manifest_name: str) -> 
     return files, manifest.read(repo.root / folder)
 
 
-def _read_new(repo: Repository, disk: Path, spec: str | None | Any, name: str) -> Snapshot | None:
+def _read_new(repo: Repository, disk: Path, spec: str | Any | None, name: str) -> Snapshot | None:
     if spec is not None:
         return Snapshot.of(repo.blob(spec), name)
     if not disk.is_file():
@@ -292,22 +316,38 @@ def _read_new(repo: Repository, disk: Path, spec: str | None | Any, name: str) -
 
 
 def _judge(
-    path: str, old: Snapshot | None, new: Snapshot | None,
-    old_entry: Entry | None, entry: Entry | None, base: str,
+    path: str,
+    old: Snapshot | None,
+    new: Snapshot | None,
+    old_entry: Entry | None,
+    entry: Entry | None,
+    base: str,
 ) -> Verdict:
     since = f"since {base[:12]}"
     if new is None:
         if entry is not None:
-            return Verdict(path, "removed" if old else "unchanged", True,
-                           "listed in the manifest, but the file is gone", entry.reason,
-                           _interaction_diff(old, None) if old else None)
-        return Verdict(path, "removed", False, f"removed {since}, blessed (no manifest line)",
-                       None, _interaction_diff(old, None))
+            return Verdict(
+                path,
+                "removed" if old else "unchanged",
+                True,
+                "listed in the manifest, but the file is gone",
+                entry.reason,
+                _interaction_diff(old, None) if old else None,
+            )
+        return Verdict(
+            path, "removed", False, f"removed {since}, blessed (no manifest line)", None, _interaction_diff(old, None)
+        )
     if new.log is None:
-        return Verdict(path, "changed" if old is None or old.data != new.data else "unchanged", True,
-                       f"the file is damaged: {new.damage}")
-    changed = old is None or old.log is None or not (
-        old.log.fingerprint == new.log.fingerprint and len(old.log) == len(new.log)
+        return Verdict(
+            path,
+            "changed" if old is None or old.data != new.data else "unchanged",
+            True,
+            f"the file is damaged: {new.damage}",
+        )
+    changed = (
+        old is None
+        or old.log is None
+        or not (old.log.fingerprint == new.log.fingerprint and len(old.log) == len(new.log))
     )
     status = "unchanged" if not changed else "added" if old is None else "changed"
     diff_text = _interaction_diff(old, new) if changed else None
@@ -316,11 +356,15 @@ def _judge(
         return Verdict(path, status, True, f"{what} (run: callpin bless {path} --reason ...)", None, diff_text)
     if not new.matches(entry):
         if changed:
-            message = (f"{status} {since}, refreshed but not blessed: the manifest says "
-                       f"{entry.fingerprint}, {entry.count} events; the file is {new.describe()}")
+            message = (
+                f"{status} {since}, refreshed but not blessed: the manifest says "
+                f"{entry.fingerprint}, {entry.count} events; the file is {new.describe()}"
+            )
         else:
-            message = (f"manifest and file disagree (stale manifest or hand-edited log): the manifest says "
-                       f"{entry.fingerprint}, {entry.count} events; the file is {new.describe()}")
+            message = (
+                f"manifest and file disagree (stale manifest or hand-edited log): the manifest says "
+                f"{entry.fingerprint}, {entry.count} events; the file is {new.describe()}"
+            )
         return Verdict(path, status, True, message, entry.reason, diff_text)
     if changed:
         return Verdict(path, status, False, f"{status} {since}, blessed: {entry.reason}", entry.reason, diff_text)
@@ -356,7 +400,11 @@ def _call_counts(log: Log | None) -> Counter[str]:
 
 
 def bless(
-    paths: list[str], *, reason: str, folder: str = "baselines", all_changed: bool = False,
+    paths: list[str],
+    *,
+    reason: str,
+    folder: str = "baselines",
+    all_changed: bool = False,
     start: str | os.PathLike[str] = ".",
 ) -> list[Blessing]:
     """Record the current fingerprint of each baseline in the manifest, with a reason."""

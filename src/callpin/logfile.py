@@ -78,8 +78,10 @@ def decode_event(frame: bytes, index: int, decoder: codec.Decoder) -> Event:
         and type(args) is list
         and type(kwargs) is dict
         and all(type(key) is str for key in kwargs)
-        and (error is None or (type(error) is list and len(error) == 2
-                               and type(error[0]) is str and type(error[1]) is str))
+        and (
+            error is None
+            or (type(error) is list and len(error) == 2 and type(error[0]) is str and type(error[1]) is str)
+        )
         and type(thread) is int
         and 1 <= thread < 2**64
         and type(depth) is int
@@ -88,8 +90,15 @@ def decode_event(frame: bytes, index: int, decoder: codec.Decoder) -> Event:
     if not well_formed:
         raise CorruptLog(decoder.path, f"event {index} is malformed", intact=index)
     return Event(
-        index, KINDS[kind], label, tuple(args), kwargs, value,
-        None if error is None else (error[0], error[1]), thread, depth,
+        index,
+        KINDS[kind],
+        label,
+        tuple(args),
+        kwargs,
+        value,
+        None if error is None else (error[0], error[1]),
+        thread,
+        depth,
     )
 
 
@@ -118,7 +127,10 @@ class LogWriter:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, rules: RuleSet = DEFAULT_RULES,
+        self,
+        path: str | os.PathLike[str],
+        *,
+        rules: RuleSet = DEFAULT_RULES,
         meta: dict[str, Any] | None = None,
     ) -> None:
         self.path = os.fspath(path)
@@ -163,8 +175,11 @@ class LogWriter:
 
 
 def write_log(
-    path: str | os.PathLike[str], frames: Sequence[bytes] | Iterator[bytes], *,
-    rules: RuleSet = DEFAULT_RULES, meta: dict[str, Any] | None = None,
+    path: str | os.PathLike[str],
+    frames: Sequence[bytes] | Iterator[bytes],
+    *,
+    rules: RuleSet = DEFAULT_RULES,
+    meta: dict[str, Any] | None = None,
 ) -> str:
     """Write already-encoded frames as a log at `path`, atomically; the fingerprint."""
     with LogWriter(path, rules=rules, meta=meta) as writer:
@@ -174,8 +189,7 @@ def write_log(
     return writer.fingerprint
 
 
-def log_bytes(frames: Sequence[bytes], *, rules: RuleSet = DEFAULT_RULES,
-              meta: dict[str, Any] | None = None) -> bytes:
+def log_bytes(frames: Sequence[bytes], *, rules: RuleSet = DEFAULT_RULES, meta: dict[str, Any] | None = None) -> bytes:
     """The bytes of a whole log held in memory (the same bytes LogWriter writes)."""
     body = b"".join(frames)
     return encode_header(rules, meta) + body + _trailer(len(frames), xxhash.xxh3_64_intdigest(body))
@@ -230,9 +244,7 @@ class _ReplacingFile:
         os.makedirs(self._folder, exist_ok=True)
         base = _temp_base(os.path.basename(path))
         _remove_dead_temps(self._folder, base)
-        self.temp = os.path.join(
-            self._folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
-        )
+        self.temp = os.path.join(self._folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}")
         fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file: IO[bytes] = os.fdopen(fd, "wb")
 
@@ -343,7 +355,7 @@ class LogReader:
 
     def _open(self) -> IO[bytes]:
         try:
-            file = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+            file = open(self.path, "rb")
         except IsADirectoryError:
             raise LogFormatError(self.path, "is a directory, not a callpin log") from None
         except FileNotFoundError:
@@ -360,7 +372,8 @@ class LogReader:
             data = file.read(MAX_PIPED + 1)
         if len(data) > MAX_PIPED:
             raise LimitExceeded(
-                self.path, f"a log read from a pipe is held in memory: over {MAX_PIPED >> 20} MiB",
+                self.path,
+                f"a log read from a pipe is held in memory: over {MAX_PIPED >> 20} MiB",
                 limit=MAX_PIPED,
             )
         return io.BytesIO(data)
@@ -388,15 +401,18 @@ class LogReader:
             raise UnsupportedVersion(self.path, version)
         self.version = version
         unpacker = msgpack.Unpacker(
-            raw=False, strict_map_key=False, max_buffer_size=MAX_HEADER,
-            ext_hook=codec.Decoder(self.path)._ext, object_pairs_hook=codec._pairs_or_dict,
+            raw=False,
+            strict_map_key=False,
+            max_buffer_size=MAX_HEADER,
+            ext_hook=codec.Decoder(self.path)._ext,
+            object_pairs_hook=codec._pairs_or_dict,
         )
         unpacker.feed(self._file.read(MAX_HEADER))
         try:
             header = unpacker.unpack()
         except msgpack.OutOfData:
             raise TruncatedLog(self.path, "truncated inside the header (0 events intact)", intact=0) from None
-        except Exception as exc:  # noqa: BLE001 - any malformed header is corruption
+        except Exception as exc:
             raise CorruptLog(self.path, f"malformed header ({type(exc).__name__})", intact=0) from None
         if not (isinstance(header, dict) and header.get("producer") == PRODUCER):
             raise CorruptLog(self.path, "malformed header (not a callpin header map)", intact=0)
@@ -458,14 +474,17 @@ class LogReader:
                 continue
             except msgpack.StackError:
                 raise LimitExceeded(
-                    self.path, f"event {count} nested deeper than the decoder's stack (1024)",
-                    limit=1024, intact=count,
+                    self.path,
+                    f"event {count} nested deeper than the decoder's stack (1024)",
+                    limit=1024,
+                    intact=count,
                 ) from None
             except ValueError as exc:
                 raise _frame_error(self.path, count, exc) from None
-            except Exception as exc:  # noqa: BLE001 - any parse failure of untrusted bytes is corruption
+            except Exception as exc:
                 raise CorruptLog(
-                    self.path, f"corrupt at event {count} ({type(exc).__name__}); {count} events intact",
+                    self.path,
+                    f"corrupt at event {count} ({type(exc).__name__}); {count} events intact",
                     intact=count,
                 ) from None
             end = self._body_start + unpacker.tell()
@@ -473,24 +492,25 @@ class LogReader:
             position = end
             if frame[0] != _FRAME_HEAD:
                 raise CorruptLog(
-                    self.path, f"corrupt at event {count} (not an event frame); {count} events intact",
+                    self.path,
+                    f"corrupt at event {count} (not an event frame); {count} events intact",
                     intact=count,
                 )
             count += 1
             yield frame
         if trailer is None:
-            raise TruncatedLog(
-                self.path, f"truncated: no trailer after {count} intact events", intact=count
-            )
+            raise TruncatedLog(self.path, f"truncated: no trailer after {count} intact events", intact=count)
         if position != body_end:
             raise CorruptLog(
-                self.path, f"corrupt: event {count} runs past the trailer; {count} events intact",
+                self.path,
+                f"corrupt: event {count} runs past the trailer; {count} events intact",
                 intact=count,
             )
         expected_count, expected_digest = trailer
         if expected_count != count:
             raise CorruptLog(
-                self.path, f"corrupt: trailer says {expected_count} events, body has {count}",
+                self.path,
+                f"corrupt: trailer says {expected_count} events, body has {count}",
                 intact=count,
             )
         if hasher.intdigest() != expected_digest:
@@ -513,18 +533,27 @@ def _frame_error(path: str, count: int, exc: ValueError) -> LogFormatError:
     text = str(exc)
     if "exceeds" in text or "max_" in text:
         return LimitExceeded(
-            path, f"event {count} exceeds a decoding limit ({text}); {count} events intact",
-            limit=codec.MAX_STR, intact=count,
+            path,
+            f"event {count} exceeds a decoding limit ({text}); {count} events intact",
+            limit=codec.MAX_STR,
+            intact=count,
         )
-    return CorruptLog(path, f"corrupt at event {count} ({text or type(exc).__name__}); {count} events intact", intact=count)
+    return CorruptLog(
+        path, f"corrupt at event {count} ({text or type(exc).__name__}); {count} events intact", intact=count
+    )
 
 
 class Log(Sequence[Event]):
     """A whole log read into memory as frames; events are decoded when first asked for."""
 
     def __init__(
-        self, frames: list[bytes], *, rules: RuleSet, meta: dict[str, Any],
-        fingerprint: str, path: str | None = None,
+        self,
+        frames: list[bytes],
+        *,
+        rules: RuleSet,
+        meta: dict[str, Any],
+        fingerprint: str,
+        path: str | None = None,
     ) -> None:
         self.frames = frames
         self.rules = rules
@@ -561,8 +590,9 @@ class Log(Sequence[Event]):
         return f"<Log{where}: {len(self.frames)} events, fingerprint {self.fingerprint}>"
 
     @classmethod
-    def from_frames(cls, frames: list[bytes], *, rules: RuleSet, meta: dict[str, Any] | None = None,
-                    path: str | None = None) -> Log:
+    def from_frames(
+        cls, frames: list[bytes], *, rules: RuleSet, meta: dict[str, Any] | None = None, path: str | None = None
+    ) -> Log:
         digest = xxhash.xxh3_64_intdigest(b"".join(frames))
         return cls(frames, rules=rules, meta=dict(meta or {}), fingerprint=_fingerprint_text(digest), path=path)
 
@@ -580,5 +610,4 @@ def load(path: str | os.PathLike[str], *, data: bytes | None = None) -> Log:
     with LogReader(path, data=data) as reader:
         frames = list(reader.frames())
         assert reader.fingerprint is not None
-        return Log(frames, rules=reader.rules, meta=reader.meta, fingerprint=reader.fingerprint,
-                   path=reader.path)
+        return Log(frames, rules=reader.rules, meta=reader.meta, fingerprint=reader.fingerprint, path=reader.path)

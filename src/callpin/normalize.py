@@ -198,9 +198,7 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
             break
         pieces.append(text[pos : best.start()])
         key = best_rule.key(best.group())
-        number = numbering.peek(best_rule.placeholder, key) if peek else numbering.number(
-            best_rule.placeholder, key
-        )
+        number = numbering.peek(best_rule.placeholder, key) if peek else numbering.number(best_rule.placeholder, key)
         pieces.append(f"<{best_rule.placeholder}:{number}>")
         pos = best.end()
     if not pieces:
@@ -219,9 +217,7 @@ def _search(one: Rule, text: str, pos: int, length: int) -> re.Match[str] | None
     return found
 
 
-def normalize_text(
-    text: str, rules: RuleSet, numbering: Numbering, *, reprs: bool = False, peek: bool = False
-) -> str:
+def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bool = False, peek: bool = False) -> str:
     """Replace every match of the text rules (and, for reprs, `address`) with placeholders."""
     active = rules.text_rules
     if reprs and rules.address is not None:

@@ -26,8 +26,19 @@ from .logfile import Log, load
 
 # Variables a cell controls. All of them are removed from the inherited environment,
 # then the cell sets its own, so the parent's values cannot leak into any cell.
-AMBIENT = ("TZ", "LANG", "LANGUAGE", "PYTHONHASHSEED", "LC_ALL", "LC_CTYPE", "LC_NUMERIC",
-           "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES")
+AMBIENT = (
+    "TZ",
+    "LANG",
+    "LANGUAGE",
+    "PYTHONHASHSEED",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_COLLATE",
+    "LC_MONETARY",
+    "LC_MESSAGES",
+)
 BASELINE_ENV = {"TZ": "UTC", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 GROUPS = ("tz", "locale", "hashseed", "cwd")
 _PREFERRED_LOCALES = ("en_US.UTF-8", "de_DE.UTF-8", "fr_FR.UTF-8", "ja_JP.UTF-8", "en_GB.UTF-8")
@@ -149,9 +160,11 @@ class ProbeReport:
         for log, row in sorted(self.table.items()):
             cells = [row.get(name, "-").ljust(w) for name, w in zip(names, widths, strict=True)]
             yield "  ".join([log.ljust(width), *cells]).rstrip()
-        for signal, title in (("unstable", "unstable (runs in one cell differ)"),
-                              ("ambient", "ambient (stable, but different from the baseline cell)"),
-                              ("error", "error (the command failed or wrote no log)")):
+        for signal, title in (
+            ("unstable", "unstable (runs in one cell differ)"),
+            ("ambient", "ambient (stable, but different from the baseline cell)"),
+            ("error", "error (the command failed or wrote no log)"),
+        ):
             found = [f for f in self.findings if f.signal == signal]
             if found:
                 yield ""
@@ -217,8 +230,13 @@ def _execute(command: list[str], cell: Cell, number: int, root: Path, scratch: P
         args = _absolute_arguments(command, root)
     try:
         done = subprocess.run(
-            args, cwd=cwd, env=_child_env(cell, output_dir), capture_output=True,
-            timeout=timeout, check=False, stdin=subprocess.DEVNULL,
+            args,
+            cwd=cwd,
+            env=_child_env(cell, output_dir),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError:
         raise UsageError(f"command not found: {command[0]}") from None
@@ -249,8 +267,13 @@ def _first_difference(old: Log, new: Log) -> str:
 
 
 def probe(
-    command: list[str], *, groups: tuple[str, ...] = GROUPS, runs: int = 2, jobs: int = 1,
-    timeout: float = 600.0, root: str | os.PathLike[str] = ".",
+    command: list[str],
+    *,
+    groups: tuple[str, ...] = GROUPS,
+    runs: int = 2,
+    jobs: int = 1,
+    timeout: float = 600.0,
+    root: str | os.PathLike[str] = ".",
     progress: Callable[[int, int], None] | None = None,
 ) -> ProbeReport:
     """Run `command` over the matrix and classify every log it writes."""
@@ -288,8 +311,9 @@ def _classify(cells: list[Cell], results: list[Run]) -> ProbeReport:
         raise UsageError(f"the command fails in every cell: {line or 'no output'}")
     names = sorted({name for run in results for name in run.logs})
     if not names:
-        raise UsageError("the command wrote no callpin logs (does it record with callpin, "
-                         "and does it honour CALLPIN_OUTPUT_DIR?)")
+        raise UsageError(
+            "the command wrote no callpin logs (does it record with callpin, and does it honour CALLPIN_OUTPUT_DIR?)"
+        )
     report = ProbeReport(cells)
     by_cell: dict[str, list[Run]] = {}
     for run in results:
@@ -314,7 +338,11 @@ def _classify(cells: list[Cell], results: list[Run]) -> ProbeReport:
 
 
 def _cell_outcome(
-    report: ProbeReport, name: str, cell: Cell, runs: list[Run], stable: dict[str, Log],
+    report: ProbeReport,
+    name: str,
+    cell: Cell,
+    runs: list[Run],
+    stable: dict[str, Log],
     baseline_error: str | None,
 ) -> str:
     """`ok`, `UNSTABLE` or `ERROR` for one log in one cell; records the finding.

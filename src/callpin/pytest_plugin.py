@@ -41,9 +41,7 @@ _PROPERTY = "callpin"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 _MAX_COMPONENT = 100
 # Device names Windows reserves in every folder, with any extension (`con.cpin` too).
-_RESERVED = frozenset(
-    ["CON", "PRN", "AUX", "NUL"] + [f"{port}{n}" for port in ("COM", "LPT") for n in range(1, 10)]
-)
+_RESERVED = frozenset(["CON", "PRN", "AUX", "NUL"] + [f"{port}{n}" for port in ("COM", "LPT") for n in range(1, 10)])
 _WORKER_KEY = "callpin_partial"
 
 
@@ -286,11 +284,7 @@ class PinSession:
             self.partial = reason
 
     def absorb(self, report: pytest.TestReport) -> None:
-        properties = [
-            value
-            for key, value in report.user_properties
-            if key == _PROPERTY and isinstance(value, str)
-        ]
+        properties = [value for key, value in report.user_properties if key == _PROPERTY and isinstance(value, str)]
         start = self._read.get(report.nodeid, 0)
         self._read[report.nodeid] = max(start, len(properties))
         for value in properties[start:]:
@@ -483,9 +477,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     mode = config.getoption("callpin_mode") or os.environ.get(MODE_VARIABLE) or "check"
     if mode not in MODES:
-        raise pytest.UsageError(
-            f"callpin: {MODE_VARIABLE}={mode!r} is not a mode (choose from {', '.join(MODES)})"
-        )
+        raise pytest.UsageError(f"callpin: {MODE_VARIABLE}={mode!r} is not a mode (choose from {', '.join(MODES)})")
     if mode != "check" and ci_active() and not config.getoption("help", False):
         raise pytest.UsageError(
             f"callpin: mode {mode!r} writes baselines and is refused under CI "
@@ -496,9 +488,7 @@ def pytest_configure(config: pytest.Config) -> None:
         try:
             dt.date.fromisoformat(forced)
         except ValueError:
-            raise pytest.UsageError(
-                f"callpin: {TODAY_VARIABLE}={forced!r} is not a YYYY-MM-DD date"
-            ) from None
+            raise pytest.UsageError(f"callpin: {TODAY_VARIABLE}={forced!r} is not a YYYY-MM-DD date") from None
     rootdir = config.rootpath.resolve()
     folder = config.getoption("callpin_dir")
     root = rootdir / folder if folder else rootdir / "baselines"
@@ -643,9 +633,7 @@ class PinFixture:
             **options,
         )
 
-    def record(
-        self, path: str | os.PathLike[str] | None = None, *, spy: SpySpec, **options: Any
-    ) -> recorder.Recording:
+    def record(self, path: str | os.PathLike[str] | None = None, *, spy: SpySpec, **options: Any) -> recorder.Recording:
         """`callpin.record(...)`, unchanged: a log of this block, written only where asked."""
         return recorder.record(path, spy=spy, **options)
 

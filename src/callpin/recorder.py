@@ -45,9 +45,7 @@ class _ThreadState(threading.local):
 
 # With the C speedups the flag lives in C, where the C spies read it, and this
 # object shows it to the Python path: one flag per thread for both.
-_thread_state: _ThreadState = (
-    _ThreadState() if _impl.ThreadState is None else _impl.ThreadState()
-)
+_thread_state: _ThreadState = _ThreadState() if _impl.ThreadState is None else _impl.ThreadState()
 
 
 def returns(value: Any) -> Callable[..., Any]:
@@ -61,9 +59,7 @@ def returns(value: Any) -> Callable[..., Any]:
 
 def raises(exc: BaseException | type[BaseException]) -> Callable[..., Any]:
     """A stub that accepts any arguments and raises `exc` (a class is instantiated per call)."""
-    if not (
-        isinstance(exc, BaseException) or (isinstance(exc, type) and issubclass(exc, BaseException))
-    ):
+    if not (isinstance(exc, BaseException) or (isinstance(exc, type) and issubclass(exc, BaseException))):
         raise UsageError(f"raises() needs an exception or exception class, got {exc!r}")
 
     def stub(*args: Any, **kwargs: Any) -> Any:
@@ -92,9 +88,7 @@ def record(
     On leaving the block the targets are restored and, when `path` is given, the log
     is written there atomically. See `Recording` for what is recorded and when.
     """
-    return Recording(
-        path, spy=spy, stub=stub, outcomes=outcomes, normalize=normalize, aliases=aliases, meta=meta
-    )
+    return Recording(path, spy=spy, stub=stub, outcomes=outcomes, normalize=normalize, aliases=aliases, meta=meta)
 
 
 class Recording:
@@ -131,9 +125,7 @@ class Recording:
         if outcomes not in OUTCOMES:
             raise UsageError(f"outcomes must be one of {', '.join(OUTCOMES)}; got {outcomes!r}")
         if not isinstance(normalize, RuleSet):
-            raise UsageError(
-                f"normalize= takes a RuleSet (e.g. callpin.DEFAULT_RULES), got {normalize!r}"
-            )
+            raise UsageError(f"normalize= takes a RuleSet (e.g. callpin.DEFAULT_RULES), got {normalize!r}")
         if stub is not None and not isinstance(stub, Mapping):
             raise UsageError(f"stub= takes {{target: callable}}, got {stub!r}")
         for key, replacement in (stub or {}).items():
@@ -165,9 +157,7 @@ class Recording:
         self._record_return = outcomes == "all"
         # Depth follows the flow of control, so it lives in a context variable: each
         # thread and each asyncio task counts its own nesting.
-        self._depth: contextvars.ContextVar[int] = contextvars.ContextVar(
-            f"callpin-depth-{id(self):x}", default=0
-        )
+        self._depth: contextvars.ContextVar[int] = contextvars.ContextVar(f"callpin-depth-{id(self):x}", default=0)
         self._decoder = codec.Decoder()
         self._decoded_lock = threading.Lock()
         self._events: list[Event] = []
@@ -310,11 +300,7 @@ class Recording:
                 # type(): an isinstance() check would ask the receiver's own __class__.
                 if receiver is not None and not issubclass(type(receiver), type):
                     args = (self._instance(receiver), *args)
-                self._frames.append(
-                    self._encoder.encode_event(
-                        kind, label, args, kwargs, value, error, thread, depth
-                    )
-                )
+                self._frames.append(self._encoder.encode_event(kind, label, args, kwargs, value, error, thread, depth))
         finally:
             state.inside = False
 
@@ -357,9 +343,7 @@ class _Spy:
         self._depth = recording._depth
         self._emit = recording._emit
 
-    def __call__(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def __call__(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         call = wrapped if self.stub is None else self.stub
         if _thread_state.inside or not self.recording._open:
             return call(*args, **kwargs)
@@ -385,9 +369,7 @@ class _AsyncSpy(_Spy):
 
     __slots__ = ()
 
-    def __call__(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def __call__(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         rec = self.recording
         if _thread_state.inside or not rec._open:
             return _start(wrapped, self.stub, args, kwargs)
@@ -443,9 +425,7 @@ def _stub_handler(site: Site, stub: Callable[..., Any]) -> Handler:
     """The handler of a target that is stubbed but not spied: replace, record nothing."""
     if site.flavor == "async":
 
-        def replace_async(
-            wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-        ) -> Any:
+        def replace_async(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             return _run_stub(stub, args, kwargs)
 
         return replace_async
@@ -473,9 +453,7 @@ def _keyword_name(item: tuple[Any, Any]) -> Any:
 def _error(exc: BaseException) -> tuple[str, str]:
     """An exception as a raise event carries it: type name (bare for builtins) and message."""
     cls = type(exc)
-    name = (
-        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-    )
+    name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
     try:
         message = str(exc)
     except Exception:  # a broken __str__ must not change what the caller sees
@@ -601,8 +579,15 @@ def pin(
     `shown_as` is how messages name the baseline (default: `path`), e.g. a path
     relative to a project's root where `path` is absolute.
     """
-    return Pin(path, spy=spy, mode=mode, on_result=on_result, create_command=create_command,
-               shown_as=shown_as, **record_options)
+    return Pin(
+        path,
+        spy=spy,
+        mode=mode,
+        on_result=on_result,
+        create_command=create_command,
+        shown_as=shown_as,
+        **record_options,
+    )
 
 
 class Pin:
@@ -631,8 +616,7 @@ class Pin:
         self.diff: Diff | None = None
         self._on_result = on_result
         self._create_command = create_command or (
-            "CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) "
-            f"to write {self.shown}"
+            f"CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) to write {self.shown}"
         )
 
     def __enter__(self) -> Recording:

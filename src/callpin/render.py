@@ -158,9 +158,7 @@ def render_log_json(log: Log) -> str:
                 "args": [_jsonable(arg) for arg in event.args],
                 "kwargs": {name: _jsonable(value) for name, value in event.kwargs.items()},
                 "value": _jsonable(event.value),
-                "error": None
-                if event.error is None
-                else {"type": event.error[0], "message": event.error[1]},
+                "error": None if event.error is None else {"type": event.error[0], "message": event.error[1]},
                 "thread": event.thread,
                 "depth": event.depth,
             }

@@ -93,10 +93,7 @@ def render_html(diff: Diff, *, context: int = 3) -> str:
             cursor += row.hidden
             noun = "event" if row.hidden == 1 else "events"
             body.append(f'<details class="skip"><summary>{row.hidden} equal {noun}</summary>')
-            body.extend(
-                _diff_row(Row("equal", diff.aligned_old(j), j, None), old_steps, new_steps)
-                for j in folded
-            )
+            body.extend(_diff_row(Row("equal", diff.aligned_old(j), j, None), old_steps, new_steps) for j in folded)
             body.append("</details>")
             continue
         if row.new is not None:
@@ -115,8 +112,7 @@ def render_log_html(log: Log) -> str:
     rules = ", ".join(one.name for one in log.rules.rules) or "none"
     body = [
         "<header><h1>callpin log</h1>",
-        f'<p class="sides">{_side_name(log)} · fingerprint {_e(log.fingerprint)}'
-        f" · rules: {_e(rules)}</p>",
+        f'<p class="sides">{_side_name(log)} · fingerprint {_e(log.fingerprint)} · rules: {_e(rules)}</p>',
     ]
     if log.meta:
         body.append(f'<p class="meta">meta: {_e(value_text(log.meta))}</p>')
@@ -231,9 +227,7 @@ def _drawing(step: _Step) -> str:
         elif k == last and event.kind in ("return", "raise") and lane == step.source:
             bottom = _ARROW_Y + 3
         x = _center(lane) - _BAR_WIDTH // 2 + 4 * shift
-        parts.append(
-            f'<rect class="bar" x="{x}" y="{top}" width="{_BAR_WIDTH}" height="{bottom - top}"/>'
-        )
+        parts.append(f'<rect class="bar" x="{x}" y="{top}" width="{_BAR_WIDTH}" height="{bottom - top}"/>')
     start, end = _lane_x(step, step.source), _lane_x(step, step.target)
     text_x = min(start, end) + 8
     if event.kind == "mark":
@@ -241,10 +235,7 @@ def _drawing(step: _Step) -> str:
         text_x = start + 10
     elif start == end:
         # A call into the lane it comes from: a small loop back onto the lifeline.
-        parts.append(
-            f'<path class="{_arrow_class(event)}" d="M{start} 10h18v{_ARROW_Y - 10}h-18'
-            f'm6-4l-6 4 6 4"/>'
-        )
+        parts.append(f'<path class="{_arrow_class(event)}" d="M{start} 10h18v{_ARROW_Y - 10}h-18m6-4l-6 4 6 4"/>')
         text_x = start + 24
     else:
         head = "m-6-4l6 4-6 4" if end > start else "m6-4l-6 4 6 4"
@@ -307,9 +298,7 @@ def _e(text: str) -> str:
 # Rows of a diff.
 
 
-def _diff_row(
-    row: Row, old_steps: list[_Step], new_steps: list[_Step], *, partner: str = ""
-) -> str:
+def _diff_row(row: Row, old_steps: list[_Step], new_steps: list[_Step], *, partner: str = "") -> str:
     old = old_steps[row.old] if row.old is not None else None
     new = new_steps[row.new] if row.new is not None else None
     if row.kind == "moved" and row.new is not None:
@@ -335,9 +324,7 @@ def _diff_row(
     if partner:
         target_side, target_index = partner.split("-")
         where = "to new" if target_side == "new" else "from old"
-        tag = (
-            f'<a class="tag" href="#{partner}" title="moved {where} #{target_index}">{row.kind}</a>'
-        )
+        tag = f'<a class="tag" href="#{partner}" title="moved {where} #{target_index}">{row.kind}</a>'
         if target_side == "new":
             new_link = f'<a href="#{partner}">→{target_index}</a>'
         else:
@@ -366,10 +353,7 @@ def _side_name(log: Log) -> str:
 
 
 def _count_table(diff: Diff) -> str:
-    lines = [
-        '<table class="counts"><caption>counts</caption>'
-        "<tr><th>label</th><th>old</th><th>new</th></tr>"
-    ]
+    lines = ['<table class="counts"><caption>counts</caption><tr><th>label</th><th>old</th><th>new</th></tr>']
     for label, (before, after) in diff.counts.items():
         differs = ' class="differs"' if before != after else ""
         lines.append(f"<tr{differs}><td>{_e(label)}</td><td>{before}</td><td>{after}</td></tr>")
@@ -420,8 +404,7 @@ def _stylesheet(width: int, *, sides: int) -> str:
         ".summary{font-weight:bold}.meta{font-family:monospace;overflow-wrap:anywhere}",
         f".row{{display:grid;grid-template-columns:{columns};align-items:start}}",
         ".heads{position:sticky;top:0;background:#fff;z-index:1;border-bottom:1px solid #cbd2d9}",
-        f".ix{{font:11px/{ROW_HEIGHT}px monospace;text-align:right;padding-right:.5em;"
-        "color:#4a5568}",
+        f".ix{{font:11px/{ROW_HEIGHT}px monospace;text-align:right;padding-right:.5em;color:#4a5568}}",
         ".ix a{color:inherit}",
         f".seq{{display:block;width:{width}px;height:{ROW_HEIGHT}px;"
         f"background:linear-gradient(90deg,transparent {half - 1}px,#cbd2d9 {half - 1}px,"
@@ -447,7 +430,5 @@ def _stylesheet(width: int, *, sides: int) -> str:
     for n, color in enumerate(THREAD_COLORS, start=1):
         rules.append(f".t{n}{{--t:{color}}}b.t{n}{{color:{color}}}")
     for kind, color in OP_COLORS.items():
-        rules.append(
-            f".op-{kind}{{background:{OP_TINTS[kind]}}}.op-{kind} .tag{{background:{color}}}"
-        )
+        rules.append(f".op-{kind}{{background:{OP_TINTS[kind]}}}.op-{kind} .tag{{background:{color}}}")
     return "\n".join(rules)

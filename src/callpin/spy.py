@@ -110,14 +110,10 @@ def _labelled(spy: SpySpec) -> list[tuple[str, TargetSpec]]:
         try:
             pairs = [(str(spec), spec) for spec in spy]
         except TypeError:
-            raise UsageError(
-                f"spy= takes a target, a list of targets or {{label: target}}, got {spy!r}"
-            ) from None
+            raise UsageError(f"spy= takes a target, a list of targets or {{label: target}}, got {spy!r}") from None
     for _, spec in pairs:
         if not isinstance(spec, (str, Target)):
-            raise UsageError(
-                f"a spy target is a dotted name or callpin.target(obj, name), got {spec!r}"
-            )
+            raise UsageError(f"a spy target is a dotted name or callpin.target(obj, name), got {spec!r}")
     return pairs
 
 
@@ -335,9 +331,7 @@ class Patcher:
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
-            proxies = [
-                (site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in current
-            ]
+            proxies = [(site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in current]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies) if aliases else []
@@ -353,9 +347,7 @@ class Patcher:
                 self.restore()
                 raise
 
-    def _put(
-        self, owner: object, name: str, value: Any, previous: Any, present: bool, place: str
-    ) -> None:
+    def _put(self, owner: object, name: str, value: Any, previous: Any, present: bool, place: str) -> None:
         try:
             setattr(owner, name, value)
         except (AttributeError, TypeError) as exc:
@@ -368,11 +360,7 @@ class Patcher:
         """Put back every patched attribute, last patched first; safe to call twice."""
         failures: list[BaseException] = []
         with _layers_lock:
-            swept = {
-                id(layer.proxy): layer
-                for layer in self._placed
-                if isinstance(layer.owner, types.ModuleType)
-            }
+            swept = {id(layer.proxy): layer for layer in self._placed if isinstance(layer.owner, types.ModuleType)}
             while self._placed:
                 try:
                     _unlayer(self._placed.pop())
@@ -424,9 +412,7 @@ def _sweep_proxies(swept: dict[int, _Layer]) -> None:
     when the block starts.
     """
     for module in list(sys.modules.copy().values()):
-        namespace = (
-            getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
-        )
+        namespace = getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
         if not isinstance(namespace, dict):
             continue
         for name, value in namespace.copy().items():
@@ -440,9 +426,7 @@ def _aliases(
 ) -> list[tuple[Site, Any, types.ModuleType, str]]:
     """Every other module global holding a module-owned site's original object."""
     wanted: dict[int, tuple[Site, Any]] = {
-        id(site.original): (site, proxy)
-        for site, proxy in proxies
-        if isinstance(site.owner, types.ModuleType)
+        id(site.original): (site, proxy) for site, proxy in proxies if isinstance(site.owner, types.ModuleType)
     }
     if not wanted:
         return []
@@ -456,9 +440,7 @@ def _aliases(
         # through the spies it installs.
         if module_name == "callpin" or module_name.startswith("callpin."):
             continue
-        namespace = (
-            getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
-        )
+        namespace = getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
         if not isinstance(namespace, dict) or id(namespace) in seen:
             continue
         seen.add(id(namespace))

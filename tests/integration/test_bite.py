@@ -127,9 +127,7 @@ def make_project(root: Path, files: dict[str, str], *, use_git: bool = True) -> 
 def write_baseline(root: Path) -> None:
     encoder = Encoder()
     frames = [
-        encoder.encode_event(
-            KIND_CODES["call"], "billing.charge_card", ("card_A", 1500), {}, None, None, 1, 0
-        ),
+        encoder.encode_event(KIND_CODES["call"], "billing.charge_card", ("card_A", 1500), {}, None, None, 1, 0),
         encoder.encode_event(KIND_CODES["return"], "billing.charge_card", (), {}, None, None, 1, 0),
         encoder.encode_event(
             KIND_CODES["call"],
@@ -159,9 +157,7 @@ def renewals_project(root: Path, test: str, *, use_git: bool = True) -> Path:
     return project
 
 
-def bite(
-    project: Path, *args: str, cwd: Path | None = None, **extra_env: str
-) -> subprocess.CompletedProcess[str]:
+def bite(project: Path, *args: str, cwd: Path | None = None, **extra_env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [PYTHON, "-m", "callpin", "bite", *args],
         cwd=cwd or project,
@@ -301,9 +297,7 @@ def test_normal_and_failed_runs_leave_the_repository_as_it_was(tmp_path: Path) -
     assert "5 caught" in done.stdout
     assert repository_state(project) == before
 
-    failed = bite(
-        project, "--test", f"{PYTHON} -c 'raise SystemExit(3)'", "--label", LABELS[0], "renewals.py"
-    )
+    failed = bite(project, "--test", f"{PYTHON} -c 'raise SystemExit(3)'", "--label", LABELS[0], "renewals.py")
     assert failed.returncode == 2
     assert "the unmutated test command failed (exit 3)" in failed.stderr
     assert "Traceback" not in failed.stderr
@@ -394,9 +388,7 @@ def test_leftovers_of_a_killed_run_are_removed_by_the_next_run(tmp_path: Path) -
         "renewals.py",
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert git(project, "branch", "--list", "callpin-bite/*").split() == [
-        f"callpin-bite/{os.getpid()}-abcdef/live"
-    ]
+    assert git(project, "branch", "--list", "callpin-bite/*").split() == [f"callpin-bite/{os.getpid()}-abcdef/live"]
     git(project, "branch", "-D", f"callpin-bite/{os.getpid()}-abcdef/live")
     assert repository_state(project) == before
     assert scratch_folders(process.pid) == []
@@ -428,17 +420,13 @@ def test_a_project_outside_git_runs_in_temporary_copies(tmp_path: Path) -> None:
 
 
 def test_two_jobs_run_mutants_in_parallel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    renew_three = RENEWALS.replace(
-        '    return "renewed"', '    billing.notify(case["email"])\n    return "renewed"'
-    )
+    renew_three = RENEWALS.replace('    return "renewed"', '    billing.notify(case["email"])\n    return "renewed"')
     project = make_project(
         tmp_path / "repo",
         {
             "billing.py": BILLING,
             "renewals.py": renew_three,
-            "check.py": checker(
-                ["charge_card", "send_receipt", "notify"], "time.sleep(1); raise SystemExit(1)"
-            ),
+            "check.py": checker(["charge_card", "send_receipt", "notify"], "time.sleep(1); raise SystemExit(1)"),
         },
     )
     # Through the library, so the clock sees bite's run (the unmutated command, then the
@@ -594,9 +582,7 @@ def test_a_failure_before_the_mutated_file_is_imported_is_an_error_not_a_catch(
     assert done.returncode == 2, done.stdout + done.stderr
     mutants = json.loads(done.stdout)["mutants"]
     assert {m["outcome"] for m in mutants} == {"error"}
-    assert (
-        mutants[0]["detail"] == "the test command never imported renewals.py from the scratch copy"
-    )
+    assert mutants[0]["detail"] == "the test command never imported renewals.py from the scratch copy"
 
 
 def test_mutants_of_a_file_the_unmutated_run_never_imports_are_errors(tmp_path: Path) -> None:

@@ -337,9 +337,7 @@ def test_show_as_json(logs):
 
 @pytest.mark.parametrize("output", ["text", "json", "html"])
 def test_show_and_diff_escape_control_characters_and_lone_surrogates(tmp_path, logs, output):
-    hostile = write(
-        tmp_path / "hostile.cpin", mark("\x1b[2J\ud800", 1), call("svc.\u202ea", "\ud800")
-    )
+    hostile = write(tmp_path / "hostile.cpin", mark("\x1b[2J\ud800", 1), call("svc.\u202ea", "\ud800"))
     shown = run("show", "--format", output, hostile)
     compared = run("diff", "--format", output, logs["base"], hostile)
     assert (shown.exit_code, compared.exit_code) == (0, 1), shown.output + compared.output
@@ -377,9 +375,7 @@ def test_show_with_a_bad_format_is_a_one_line_error(logs):
 
 
 def test_stats_counts_labels_kinds_and_threads_and_prints_the_fingerprint(tmp_path):
-    path = write(
-        tmp_path / "log.cpin", A, A, ret("svc.a", 1), call("svc.b", thread=2), mark("done", True)
-    )
+    path = write(tmp_path / "log.cpin", A, A, ret("svc.a", 1), call("svc.b", thread=2), mark("done", True))
     result = run("stats", path)
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
@@ -454,9 +450,7 @@ def test_normalize_with_chosen_rules_adds_them_to_the_log_rules(tmp_path):
     result = run("normalize", "--rule", "timestamp", raw, tmp_path / "out.cpin")
     assert result.exit_code == 0
     both = RuleSet.named(["uuid", "timestamp"])
-    assert (tmp_path / "out.cpin").read_bytes() == log_bytes(
-        frames_of(*RAW, rules=both), rules=both
-    )
+    assert (tmp_path / "out.cpin").read_bytes() == log_bytes(frames_of(*RAW, rules=both), rules=both)
 
 
 def test_normalize_with_a_user_rule(tmp_path):
@@ -483,9 +477,7 @@ def test_normalize_refuses_to_overwrite_its_input_under_another_name(tmp_path):
     raw = write(tmp_path / "raw.cpin", *RAW, rules=NO_RULES)
     before = (tmp_path / "raw.cpin").read_bytes()
     os.link(raw, tmp_path / "alias.cpin")
-    assert_one_line_error(
-        run("normalize", raw, tmp_path / "alias.cpin"), containing="under another name"
-    )
+    assert_one_line_error(run("normalize", raw, tmp_path / "alias.cpin"), containing="under another name")
     assert (tmp_path / "raw.cpin").read_bytes() == before
 
 
@@ -502,9 +494,7 @@ def test_normalize_of_an_unreadable_log_writes_nothing(tmp_path, bad_inputs, bad
 )
 def test_normalize_with_a_bad_rule_is_a_one_line_error(tmp_path, rule, words):
     raw = write(tmp_path / "raw.cpin", *RAW, rules=NO_RULES)
-    assert_one_line_error(
-        run("normalize", "--rule", rule, raw, tmp_path / "out.cpin"), containing=words
-    )
+    assert_one_line_error(run("normalize", "--rule", rule, raw, tmp_path / "out.cpin"), containing=words)
 
 
 def test_normalize_into_a_folder_is_a_one_line_error(tmp_path):
@@ -519,8 +509,7 @@ def test_normalize_into_a_folder_is_a_one_line_error(tmp_path):
 def test_diff_reads_a_log_from_a_pipe(logs):
     # `<(...)` hands callpin a pipe, which can be read once and never from its end.
     command = '"$PYTHON" -m callpin diff <(cat "$OLD") "$NEW"'
-    env = {**os.environ, "PYTHON": sys.executable,
-           "OLD": str(logs["base"]), "NEW": str(logs["swapped"])}
+    env = {**os.environ, "PYTHON": sys.executable, "OLD": str(logs["base"]), "NEW": str(logs["swapped"])}
     done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert "2 differences: 2 moved" in done.stdout

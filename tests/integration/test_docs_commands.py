@@ -88,15 +88,17 @@ def _scratch_project(tmp_path: Path, make_module) -> Path:
     """The layout the docs talk about: a git repository with blessed baselines."""
     project = tmp_path / "project"
     (project / "baselines").mkdir(parents=True)
-    billing = make_module("docs_billing", """
+    billing = make_module(
+        "docs_billing",
+        """
         def charge_card(card, amount):
             return {"ok": True}
 
         def send_receipt(card, amount):
             return None
-    """)
-    labels = {"billing.charge_card": "docs_billing.charge_card",
-              "billing.send_receipt": "docs_billing.send_receipt"}
+    """,
+    )
+    labels = {"billing.charge_card": "docs_billing.charge_card", "billing.send_receipt": "docs_billing.send_receipt"}
 
     def log(path: Path, *, receipt_first: bool, normalize: callpin.RuleSet = callpin.DEFAULT_RULES) -> None:
         with callpin.record(path, spy=labels, normalize=normalize):

@@ -16,14 +16,21 @@ from callpin.logfile import write_log
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def baseline(path: Path, calls: list[tuple[str, int]]) -> None:
     encoder = Encoder()
-    write_log(path, [encoder.encode_event(0, label, ["card_A", amount], {}, None, None, 1, 0) for label, amount in calls])
+    write_log(
+        path, [encoder.encode_event(0, label, ["card_A", amount], {}, None, None, 1, 0) for label, amount in calls]
+    )
 
 
 def run(repo: Path, *args: str) -> tuple[int, str, str]:
@@ -42,10 +49,13 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / "baselines" / "test_renewals").mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
-    baseline(root / "baselines" / "test_renewals" / "renew.cpin", [("billing.charge_card", 1500), ("billing.send_receipt", 1500)])
+    baseline(
+        root / "baselines" / "test_renewals" / "renew.cpin",
+        [("billing.charge_card", 1500), ("billing.send_receipt", 1500)],
+    )
     baseline(root / "baselines" / "other.cpin", [("mail.send", 1)])
     (root / "app.py").write_text("x = 1\n")
-    code, out, err = run(root, "bless", "--all-changed", "--reason", "initial pins")
+    code, _, err = run(root, "bless", "--all-changed", "--reason", "initial pins")
     assert code == 0, err
     git(root, "add", "-A")
     git(root, "commit", "-qm", "pins")
@@ -53,7 +63,10 @@ def repo(tmp_path: Path) -> Path:
 
 
 def refresh_with_swap(repo: Path) -> None:
-    baseline(repo / "baselines" / "test_renewals" / "renew.cpin", [("billing.send_receipt", 1500), ("billing.charge_card", 1500)])
+    baseline(
+        repo / "baselines" / "test_renewals" / "renew.cpin",
+        [("billing.send_receipt", 1500), ("billing.charge_card", 1500)],
+    )
 
 
 def test_a_changed_baseline_committed_without_bless_is_blocked_with_its_call_diff(repo):
@@ -68,7 +81,9 @@ def test_a_changed_baseline_committed_without_bless_is_blocked_with_its_call_dif
 
 def test_the_same_change_blessed_passes(repo):
     refresh_with_swap(repo)
-    code, out, _ = run(repo, "bless", "baselines/test_renewals/renew.cpin", "--reason", "receipt first, agreed with billing")
+    code, out, _ = run(
+        repo, "bless", "baselines/test_renewals/renew.cpin", "--reason", "receipt first, agreed with billing"
+    )
     assert code == 0
     assert "billing.charge_card 1 → 1" in out
     git(repo, "commit", "-qam", "refresh and bless")

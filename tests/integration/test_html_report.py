@@ -87,10 +87,7 @@ def _install_chromium(lock_folder: Path) -> tuple[str | None, str]:
             # A fresh machine may not have the package lists yet.
             _apt("update")
             done = _apt(*install, "chromium")
-        print(
-            f"apt-get install chromium: exit {done.returncode}"
-            f" after {time.monotonic() - started:.0f}s"
-        )
+        print(f"apt-get install chromium: exit {done.returncode} after {time.monotonic() - started:.0f}s")
     found = shutil.which("chromium")
     if found:
         return found, ""
@@ -188,9 +185,7 @@ def test_the_screenshot_shows_every_op_colour(report):
     assert (width, height) == WINDOW
     seen = Counter(pixels)
     for kind, color in OP_COLORS.items():
-        assert seen[_rgb(color)] >= 100, (
-            f"{kind} ({color}) barely on screen: {seen[_rgb(color)]} pixels"
-        )
+        assert seen[_rgb(color)] >= 100, f"{kind} ({color}) barely on screen: {seen[_rgb(color)]} pixels"
         assert seen[_rgb(OP_TINTS[kind])] >= 1000, kind
 
 

@@ -116,7 +116,10 @@ def test_a_relative_file_read_is_an_error_under_cwd_with_its_stderr_line(tmp_pat
     code, out, err = probe(project(tmp_path, "cwd"), "--cells", "cwd")
     assert code == 1
     assert err.strip().endswith("VOLATILE: cwd")
-    assert "collab.send.cpin under cwd=fresh: exit 1: FileNotFoundError: [Errno 2] No such file or directory: 'data.txt'" in out
+    assert (
+        "collab.send.cpin under cwd=fresh: exit 1: FileNotFoundError: [Errno 2] No such file or directory: 'data.txt'"
+        in out
+    )
 
 
 def test_a_deterministic_capture_is_volatile_nowhere(tmp_path):
@@ -160,9 +163,7 @@ def test_a_log_the_command_links_to_a_file_elsewhere_is_never_read(tmp_path):
     root = project(tmp_path, "deterministic")
     capture = root / "capture.py"
     link = "os.path.join(os.environ['CALLPIN_OUTPUT_DIR'], 'x.cpin')"
-    capture.write_text(
-        f"import os\n{capture.read_text()}os.symlink({str(outside)!r}, {link})\n"
-    )
+    capture.write_text(f"import os\n{capture.read_text()}os.symlink({str(outside)!r}, {link})\n")
     code, out, err = probe(root, "--cells", "hashseed")
     assert code == 0, out + err
     assert "x.cpin" not in out

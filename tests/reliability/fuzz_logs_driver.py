@@ -174,9 +174,7 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
 def _recorded_log(rng: random.Random, path: str) -> None:
     gateway = Gateway()
     spy = [callpin.target(gateway, "charge"), callpin.target(gateway, "fail")]
-    normalize = rng.choice(
-        [DEFAULT_RULES, NO_RULES, DEFAULT_RULES.with_rules([rule(r"card_[A-Z]", "card")])]
-    )
+    normalize = rng.choice([DEFAULT_RULES, NO_RULES, DEFAULT_RULES.with_rules([rule(r"card_[A-Z]", "card")])])
     with callpin.record(
         path,
         spy=spy,
@@ -352,12 +350,7 @@ def _raw_value(rng: random.Random, depth: int = 0) -> bytes:
     if roll == 5:
         return _array([_raw_value(rng, depth + 1) for _ in range(rng.randrange(4))])
     if roll == 6:
-        return _map(
-            [
-                (_raw_value(rng, depth + 1), _raw_value(rng, depth + 1))
-                for _ in range(rng.randrange(3))
-            ]
-        )
+        return _map([(_raw_value(rng, depth + 1), _raw_value(rng, depth + 1)) for _ in range(rng.randrange(3))])
     code = rng.choice([*range(0, 23), 127, 99, -1, -128])
     if code in _EXT_PAYLOADS and rng.random() < 0.7:
         payload = rng.choice(_EXT_PAYLOADS[code])(rng)
@@ -452,9 +445,7 @@ def _hostile_header(rng: random.Random) -> bytes:
     pairs = {b"producer": _pack("callpin"), b"rules": _pack([]), b"meta": _pack({})}
     roll = rng.randrange(6)
     if roll == 0:
-        pairs[b"rules"] = _pack(
-            [[rng.choice(["uuid", "nope", "x"]), rng.choice([None, "((", "(a+)+$", "[", 3, ""])]]
-        )
+        pairs[b"rules"] = _pack([[rng.choice(["uuid", "nope", "x"]), rng.choice([None, "((", "(a+)+$", "[", 3, ""])]])
     elif roll == 1:
         pairs[b"meta"] = _raw_value(rng) if rng.random() < 0.8 else _crowded(rng)
     elif roll == 2:
@@ -473,9 +464,7 @@ def _hostile_header(rng: random.Random) -> bytes:
     )
     if rng.random() < 0.15:
         header = _raw_value(rng)
-    magic = rng.choice(
-        [b"CPIN\x01\x00", b"CPIN\x01\x09", b"CPIN\x02\x00", b"CPIN\x00\x00", b"CPIN\x01", b"CPI"]
-    )
+    magic = rng.choice([b"CPIN\x01\x00", b"CPIN\x01\x09", b"CPIN\x02\x00", b"CPIN\x00\x00", b"CPIN\x01", b"CPI"])
     return magic + header
 
 
@@ -573,9 +562,7 @@ def _sealed(header: bytes, frames: list[bytes], count: int | None = None) -> byt
     """A log whose trailer agrees with its body, so the reader must decode the frames."""
     body = b"".join(frames)
     digest = xxhash.xxh3_64_intdigest(body)
-    return (
-        header + body + _TRAILER.pack(0xD8, 0x7F, len(frames) if count is None else count, digest)
-    )
+    return header + body + _TRAILER.pack(0xD8, 0x7F, len(frames) if count is None else count, digest)
 
 
 def make_input(seed: int, index: int, corpus: list[Seed]) -> tuple[bytes, Seed]:
@@ -737,9 +724,7 @@ def run_input(path: str, valid: str, index: int) -> list[Outcome]:
     diff_options = ["diff", "--no-color", *_DIFF_OPTIONS[index % len(_DIFF_OPTIONS)]]
     steps: list[Callable[[], Outcome]] = [
         lambda: _reader(path),
-        lambda: _cli(
-            "show", ["show", "--format", show_format, path], text_output=show_format == "text"
-        ),
+        lambda: _cli("show", ["show", "--format", show_format, path], text_output=show_format == "text"),
         lambda: _cli("diff", [*diff_options, valid, path]),
         lambda: _cli("diff", [*diff_options, path, valid]),
         lambda: _cli("verify", ["verify", path]),
@@ -775,9 +760,7 @@ class Summary:
     """What one child found, printed as JSON at the end."""
 
     def __init__(self) -> None:
-        self.counts = dict.fromkeys(
-            ("tried", "runs", "accepted", "rejected", "crashes", "hangs", "memory"), 0
-        )
+        self.counts = dict.fromkeys(("tried", "runs", "accepted", "rejected", "crashes", "hangs", "memory"), 0)
         self.slowest: tuple[float, int | None, str] = (0.0, None, "")
         self.first_failure: dict[str, Any] | None = None
         self.signatures: dict[str, list[int]] = {}

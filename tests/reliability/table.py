@@ -51,8 +51,11 @@ def main(argv: list[str]) -> int:
             bad += 1
         print(f"{check:<{width_check}}  {row['figure']:<{width_figure}}  {_format(row['value'])}{flag}")
     print()
-    print("reliability: every must-be-zero figure is 0" if not bad
-          else f"reliability: {bad} figure(s) that must be 0 are not")
+    print(
+        "reliability: every must-be-zero figure is 0"
+        if not bad
+        else f"reliability: {bad} figure(s) that must be 0 are not"
+    )
     return 1 if bad else 0
 
 

@@ -137,13 +137,10 @@ def _failure_report(summaries: list[dict[str, Any]]) -> str:
             f"(rebuild: python {DRIVER.name} --show {SEED} {failure['index']} DIR)"
         )
         hexed = failure["hex"]
-        lines.append(
-            f"input ({len(hexed) // 2} bytes): {hexed[:400]}{'...' if len(hexed) > 400 else ''}"
-        )
+        lines.append(f"input ({len(hexed) // 2} bytes): {hexed[:400]}{'...' if len(hexed) > 400 else ''}")
         lines.append(failure["detail"])
         lines.extend(
-            f"  {n} x {signature} (first: input {first})"
-            for signature, (n, first) in summary["signatures"].items()
+            f"  {n} x {signature} (first: input {first})" for signature, (n, first) in summary["signatures"].items()
         )
     return "\n".join(lines)
 
@@ -184,24 +181,13 @@ _HEAD = encode_header(DEFAULT_RULES, None)
 
 def _sealed(frames: list[bytes]) -> bytes:
     body = b"".join(frames)
-    trailer = (
-        b"\xd8\x7f"
-        + len(frames).to_bytes(8, "big")
-        + xxhash.xxh3_64_intdigest(body).to_bytes(8, "big")
-    )
+    trailer = b"\xd8\x7f" + len(frames).to_bytes(8, "big") + xxhash.xxh3_64_intdigest(body).to_bytes(8, "big")
     return _HEAD + body + trailer
 
 
 _msgpack_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**63), 2**64 - 1)
-    | st.floats()
-    | st.text()
-    | st.binary(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text() | st.binary(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=12,
 )
 _ext_values = st.builds(

@@ -38,7 +38,7 @@ SEED = 20240611
 TARGET = "callpin_kill_target"
 SPY = [f"{TARGET}.send"]
 
-TARGET_SOURCE = '''
+TARGET_SOURCE = """
 def send(number, blob, tag=None):
     return None
 
@@ -46,11 +46,11 @@ def send(number, blob, tag=None):
 def run(events, first=0):
     for number in range(first, first + events):
         send(number, b"%08d" % number * 128, tag="item-%d" % number)
-'''
+"""
 
 # The writer in the child process. It prints `ready` when only the write (and the
 # process's exit) is left, so that the kills land in the write window.
-DRIVER = f'''
+DRIVER = f"""
 import sys
 
 import callpin
@@ -81,11 +81,11 @@ elif kind == "bless":
     main(["bless", "renew.cpin", "--reason", "billing refactor", "--baselines", sys.argv[4]])
 else:
     raise SystemExit("unknown kind " + kind)
-'''
+"""
 
 # The pytest plugin's update path: a test pinned with the `callpin` fixture, run
 # with --callpin-update.
-PINNED_TEST = f'''
+PINNED_TEST = f"""
 import os
 
 import {TARGET} as target
@@ -95,7 +95,7 @@ def test_send(callpin):
     with callpin.pin(spy={SPY!r}):
         target.run(int(os.environ["CALLPIN_KILL_EVENTS"]))
         print("ready", flush=True)
-'''
+"""
 
 
 @dataclass
@@ -139,8 +139,12 @@ def _env(root: Path) -> dict[str, str]:
 
 def _start(writer: Writer, env: dict[str, str]) -> subprocess.Popen[str]:
     child = subprocess.Popen(
-        writer.command, cwd=writer.cwd, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        writer.command,
+        cwd=writer.cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert child.stdout is not None
     for line in child.stdout:
@@ -167,7 +171,10 @@ def _run_whole(writer: Writer, env: dict[str, str]) -> float:
 
 
 def _setup(
-    root: Path, make_module: Callable[..., ModuleType], events: int, entries: int,
+    root: Path,
+    make_module: Callable[..., ModuleType],
+    events: int,
+    entries: int,
 ) -> list[Writer]:
     """Each writer's folder with its previous version in place."""
     (root / f"{TARGET}.py").write_text(TARGET_SOURCE)
@@ -190,8 +197,19 @@ def _setup(
     path = plugin / "baselines" / "test_pinned" / "test_send.cpin"
     with callpin.record(path, spy=SPY):
         module.run(3)
-    command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-               "-p", "no:xdist", "--callpin-update", "test_pinned.py"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-s",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "--callpin-update",
+        "test_pinned.py",
+    ]
     writers.append(Writer("plugin-update", path, command, plugin))
 
     # normalize rewrites a big log in place with one more rule.
@@ -204,8 +222,7 @@ def _setup(
     folder = root / "bless"
     with callpin.record(folder / "renew.cpin", spy=SPY):
         module.run(5)
-    others = [Entry(f"tests/test_{n:06d}/test_case.cpin", f"{n:016x}", n, "characterized")
-              for n in range(entries)]
+    others = [Entry(f"tests/test_{n:06d}/test_case.cpin", f"{n:016x}", n, "characterized") for n in range(entries)]
     manifest.write(folder, [*others, Entry("renew.cpin", "0" * 16, 3, "first")])
     command = [*python, "bless", str(folder / manifest.NAME), "0", str(folder)]
     writers.append(Writer("bless", folder / manifest.NAME, command, root))
@@ -229,7 +246,10 @@ def _check_new(writer: Writer, events: int, entries: int) -> None:
 
 
 def test_a_killed_writer_leaves_the_previous_file_or_the_whole_new_one(
-    tmp_path: Path, make_module: Callable[..., ModuleType], scale: Scale, figures: Figures,
+    tmp_path: Path,
+    make_module: Callable[..., ModuleType],
+    scale: Scale,
+    figures: Figures,
 ) -> None:
     kills = scale.pick(20, 200)
     # Events of about 1 KiB each: a log write of 4 or 20 MB, long enough to be hit.

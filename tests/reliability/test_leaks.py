@@ -24,9 +24,7 @@ import pytest
 import callpin
 from callpin import _impl, codec
 
-pytestmark = pytest.mark.skipif(
-    callpin.IMPLEMENTATION != "c", reason="the C speedups are not live"
-)
+pytestmark = pytest.mark.skipif(callpin.IMPLEMENTATION != "c", reason="the C speedups are not live")
 
 KEY = "12345678-1234-5678-1234-567812345678"
 INTERNED = sys.intern("amount")
@@ -79,8 +77,9 @@ def loop(encoder: Any, spied: Callable[..., Any], fixed: list[Any], count: int) 
         for value in fixed:
             encoder.encode(value)
         encoder.encode(changing_list())
-        encoder.encode_event(0, "billing.charge", fixed[:3], {INTERNED: fixed[0]}, None,
-                             ("E", f"at {KEY} 0x7f00deadbeef"), 1, 0)
+        encoder.encode_event(
+            0, "billing.charge", fixed[:3], {INTERNED: fixed[0]}, None, ("E", f"at {KEY} 0x7f00deadbeef"), 1, 0
+        )
         spied(fixed[0], fixed[2], amount=1, key=KEY)
         try:
             spied(ReprRaises(), fail=True)
@@ -99,12 +98,15 @@ def resident_kb() -> int:
 def test_encoding_and_recording_leak_neither_memory_nor_references(
     make_module: Callable[..., types.ModuleType], scale, figures
 ):
-    module = make_module("cp_leaks", """
+    module = make_module(
+        "cp_leaks",
+        """
 def charge(*args, fail=False, **kwargs):
     if fail:
         raise LookupError("declined")
     return True
-""")
+""",
+    )
     count = scale.pick(100_000, 1_000_000)
     fixed = values()
     # None, True and False are watched apart: the interpreter's caches (and, under
@@ -144,9 +146,7 @@ def charge(*args, fail=False, **kwargs):
     figures.add("leaks", "tracemalloc growth KB", round(grown / 1024, 1))
     figures.add("leaks", "RSS growth KB", rss_grown)
     figures.add("leaks", "refcount drift", drift, zero=True)
-    singletons_drift = max(
-        abs(now - before) for now, before in zip(singletons_after, singletons_before, strict=True)
-    )
+    singletons_drift = max(abs(now - before) for now, before in zip(singletons_after, singletons_before, strict=True))
     figures.add("leaks", "None/True/False refcount drift", singletons_drift)
     assert after == references
     assert singletons_drift < 2_000

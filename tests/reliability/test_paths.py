@@ -38,9 +38,7 @@ from .conftest import Figures, Scale
 
 PYTHON = sys.executable
 REPO = Path(__file__).resolve().parents[2]
-WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {
-    f"{p}{n}" for p in ("COM", "LPT") for n in range(1, 10)
-}
+WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"{p}{n}" for p in ("COM", "LPT") for n in range(1, 10)}
 
 HOSTILE = [
     "..",
@@ -120,9 +118,7 @@ def _identity(folders: list[str], classes: list[str], function: str, param: str 
     return (tuple(f for f in parts if f not in ("", ".")), tuple(classes), function, param)
 
 
-HOSTILE_TEXT = st.one_of(
-    st.sampled_from(HOSTILE), st.text(max_size=40), st.text(min_size=100, max_size=400)
-)
+HOSTILE_TEXT = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=40), st.text(min_size=100, max_size=400))
 IDENTIFIER = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True) | st.sampled_from(
     ["CON", "nul", "COM1", "ünïcødé", "_"]
 )
@@ -147,9 +143,7 @@ def test_hostile_test_ids_stay_in_the_baselines_folder_on_distinct_files(
     collisions: list[str] = []
     seen: dict[Path, tuple] = {}
 
-    def check(
-        folders: list[str], classes: list[str], function: str, param: str | None, pin: str | None
-    ) -> None:
+    def check(folders: list[str], classes: list[str], function: str, param: str | None, pin: str | None) -> None:
         nonlocal tried
         tried += 1
         nodeid = _nodeid(folders, classes, function, param)
@@ -258,9 +252,7 @@ def test_a_pytest_run_with_hostile_parametrize_ids_writes_only_under_callpin_dir
     new = _listing(tmp_path) - before
     pins = {name for name in new if name.startswith(os.path.join("project", "pins"))}
     outside = sorted(
-        name
-        for name in new - pins
-        if "__pycache__" not in name and name != os.path.join("project", "pins")
+        name for name in new - pins if "__pycache__" not in name and name != os.path.join("project", "pins")
     )
     written = [name for name in pins if name.endswith(".cpin")]
     figures.add("paths", "pytest run: baselines written", len(written))
@@ -429,11 +421,7 @@ def test_probe_stays_in_its_scratch_folders_whatever_names_logs_get(
         writes.extend(sorted(name for name in new if "__pycache__" not in name))
         assert decoy.read_bytes() == b"probe must not read this"
     figures.add("paths", "probe: hostile export names tried", names_tried)
-    figures.add(
-        "paths", "probe: logs read from outside its output folders", len(escaped), zero=True
-    )
-    figures.add(
-        "paths", "probe: writes left outside or after its scratch folders", len(writes), zero=True
-    )
+    figures.add("paths", "probe: logs read from outside its output folders", len(escaped), zero=True)
+    figures.add("paths", "probe: writes left outside or after its scratch folders", len(writes), zero=True)
     assert escaped == []
     assert writes == []

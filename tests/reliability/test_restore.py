@@ -128,11 +128,7 @@ class World:
         self.originals = {id(value) for value in self.snapshot().values()}
 
     def snapshot(self) -> dict[tuple[str, str], Any]:
-        return {
-            (where, name): value
-            for where, owner in self.namespaces.items()
-            for name, value in vars(owner).items()
-        }
+        return {(where, name): value for where, owner in self.namespaces.items() for name, value in vars(owner).items()}
 
     def check(self, before: dict[tuple[str, str], Any], tally: Tally) -> None:
         """Compare with `before`; every difference and every stray proxy goes into `tally.left`."""
@@ -182,9 +178,7 @@ def _recording(rng: random.Random, tmp_path: Path, number: int) -> Any:
     stub = {"rl_pkg.coll_a.f0": callpin.returns(0)} if rng.random() < 0.3 else None
     aliases = rng.random() < 0.85
     if rng.random() < 0.3:
-        return callpin.pin(
-            tmp_path / f"pin-{number}.cpin", spy=chosen, stub=stub, aliases=aliases, mode="check"
-        )
+        return callpin.pin(tmp_path / f"pin-{number}.cpin", spy=chosen, stub=stub, aliases=aliases, mode="check")
     return callpin.record(spy=chosen, stub=stub, aliases=aliases)
 
 

@@ -13,8 +13,7 @@ TABLE = Path(__file__).with_name("table.py")
 
 
 def _table(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(TABLE), str(path)],
-                          capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, str(TABLE), str(path)], capture_output=True, text=True, check=False)
 
 
 def test_rows_reach_the_file_and_the_table(tmp_path: Path) -> None:

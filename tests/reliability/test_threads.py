@@ -88,7 +88,10 @@ def _record_sixteen_threads(target: ModuleType, path: Path) -> callpin.Recording
 
 
 def test_sixteen_threads_record_every_call_once_in_program_order(
-    target: ModuleType, tmp_path: Path, scale: Scale, figures: Figures,
+    target: ModuleType,
+    tmp_path: Path,
+    scale: Scale,
+    figures: Figures,
 ) -> None:
     rounds = scale.pick(2, 20)
     expected = {(worker, n) for worker in range(THREADS) for n in range(CALLS)}
@@ -126,7 +129,10 @@ def test_sixteen_threads_record_every_call_once_in_program_order(
 
 
 def test_threads_started_and_ended_while_recording_each_get_their_own_ordinal(
-    target: ModuleType, tmp_path: Path, scale: Scale, figures: Figures,
+    target: ModuleType,
+    tmp_path: Path,
+    scale: Scale,
+    figures: Figures,
 ) -> None:
     # Waves of short-lived threads: each wave starts while the one before still runs,
     # so threads begin and end throughout the recording, next to one long-lived thread.
@@ -146,8 +152,7 @@ def test_threads_started_and_ended_while_recording_each_get_their_own_ordinal(
         steady.start()
         running: list[threading.Thread] = []
         for wave in range(waves):
-            started = [threading.Thread(target=work, args=(1 + wave * per_wave + n,))
-                       for n in range(per_wave)]
+            started = [threading.Thread(target=work, args=(1 + wave * per_wave + n,)) for n in range(per_wave)]
             for thread in started:
                 thread.start()
             for thread in running:
@@ -223,7 +228,10 @@ class _Callers:
 
 
 def test_calls_after_stop_are_not_recorded_and_do_not_fail(
-    target: ModuleType, tmp_path: Path, scale: Scale, figures: Figures,
+    target: ModuleType,
+    tmp_path: Path,
+    scale: Scale,
+    figures: Figures,
 ) -> None:
     rounds = scale.pick(3, 20)
     recorded_after_stop = failed_calls = 0

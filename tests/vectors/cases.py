@@ -108,7 +108,7 @@ CASES: dict[str, tuple[Any, RuleSet]] = {
     ),
     "date": (dt.date(2024, 2, 29), NO_RULES),
     "time": (dt.time(23, 59, 1), NO_RULES),
-    "time-aware": (dt.time(8, 0, tzinfo=dt.timezone.utc), NO_RULES),
+    "time-aware": (dt.time(8, 0, tzinfo=dt.UTC), NO_RULES),
     "timedelta": (dt.timedelta(days=-1, seconds=5, microseconds=7), NO_RULES),
     "path": (pathlib.PurePosixPath("a/b/c.txt"), NO_RULES),
     "path-windows": (pathlib.PureWindowsPath(r"C:\\data\\in.csv"), NO_RULES),

@@ -66,9 +66,7 @@ def run_subprocess(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 def baselines(pytester: pytest.Pytester, folder: str = "baselines") -> list[str]:
     """Every file under the baselines folder, relative to the project, sorted."""
     root = pytester.path / folder
-    return sorted(
-        path.relative_to(pytester.path).as_posix() for path in root.rglob("*") if path.is_file()
-    )
+    return sorted(path.relative_to(pytester.path).as_posix() for path in root.rglob("*") if path.is_file())
 
 
 def read(pytester: pytest.Pytester, relative: str) -> bytes:

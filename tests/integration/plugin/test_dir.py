@@ -19,9 +19,7 @@ def shop_test(project: pytest.Pytester) -> pytest.Pytester:
 def test_a_relative_folder_is_taken_from_the_rootdir(shop_test, monkeypatch):
     elsewhere = shop_test.mkdir("elsewhere")
     monkeypatch.chdir(elsewhere)
-    run(
-        shop_test, "--callpin-dir=pins/v1", "--callpin-mode=new", "../test_shop.py"
-    ).assert_outcomes(passed=1)
+    run(shop_test, "--callpin-dir=pins/v1", "--callpin-mode=new", "../test_shop.py").assert_outcomes(passed=1)
     assert baselines(shop_test, "pins") == ["pins/v1/test_shop/test_renew.cpin"]
     assert not (elsewhere / "pins").exists()
     assert not (shop_test.path / "baselines").exists()
@@ -31,9 +29,7 @@ def test_an_absolute_folder_is_used_as_it_is(shop_test, tmp_path_factory):
     folder = tmp_path_factory.mktemp("outside")
     result = run(shop_test, f"--callpin-dir={folder}", "--callpin-mode=new")
     result.assert_outcomes(passed=1)
-    assert [p.relative_to(folder).as_posix() for p in folder.rglob("*.cpin")] == [
-        "test_shop/test_renew.cpin"
-    ]
+    assert [p.relative_to(folder).as_posix() for p in folder.rglob("*.cpin")] == ["test_shop/test_renew.cpin"]
     result.stdout.fnmatch_lines([f"wrote {folder}/test_shop/test_renew.cpin (2 events)"])
 
 

@@ -88,8 +88,7 @@ def test_the_command_keeps_a_baselines_folder_given_on_the_command_line(shop_tes
     result = run(shop_test, "--callpin-dir=pins")
     result.stdout.fnmatch_lines(
         [
-            "*create it with: pytest test_shop.py::test_renew "
-            "--callpin-mode=new --callpin-dir=pins",
+            "*create it with: pytest test_shop.py::test_renew --callpin-mode=new --callpin-dir=pins",
         ]
     )
 
@@ -99,9 +98,7 @@ def test_new_mode_writes_a_missing_baseline(shop_test):
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1)
     assert baselines(shop_test) == [BASELINE]
-    result.stdout.fnmatch_lines(
-        ["new mode: 1 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["new mode: 1 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"])
 
 
 def test_check_mode_passes_when_the_calls_match_and_writes_nothing(shop_test):
@@ -109,9 +106,7 @@ def test_check_mode_passes_when_the_calls_match_and_writes_nothing(shop_test):
     before = read(shop_test, BASELINE)
     result = run(shop_test)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(
-        ["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"])
     assert read(shop_test, BASELINE) == before
 
 
@@ -126,9 +121,7 @@ def test_new_mode_does_not_rewrite_a_baseline_that_differs(shop_test, monkeypatc
 
 
 @pytest.mark.parametrize("option", [["--callpin-mode=update"], ["--callpin-update"]])
-def test_update_mode_rewrites_a_baseline_that_differs_and_says_what_changed(
-    shop_test, monkeypatch, option
-):
+def test_update_mode_rewrites_a_baseline_that_differs_and_says_what_changed(shop_test, monkeypatch, option):
     run(shop_test, "--callpin-mode=new")
     before = read(shop_test, BASELINE)
     monkeypatch.setenv("SHOP_ORDER", "receipt-first")
@@ -149,9 +142,7 @@ def test_update_mode_leaves_a_matching_baseline_alone(shop_test):
     path = shop_test.path / BASELINE
     stamp = path.stat().st_mtime_ns, path.stat().st_ino
     result = run(shop_test, "--callpin-update")
-    result.stdout.fnmatch_lines(
-        ["update mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["update mode: 0 written, 0 updated, 0 drifted, 0 missing, 1 unchanged"])
     assert (path.stat().st_mtime_ns, path.stat().st_ino) == stamp
 
 
@@ -180,8 +171,7 @@ def test_an_unknown_CALLPIN_MODE_is_a_usage_error(shop_test, monkeypatch):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            "ERROR: callpin: CALLPIN_MODE='overwrite' is not a mode "
-            "(choose from check, new, update)",
+            "ERROR: callpin: CALLPIN_MODE='overwrite' is not a mode (choose from check, new, update)",
         ]
     )
 
@@ -194,9 +184,7 @@ def test_an_unknown_CALLPIN_MODE_is_a_usage_error(shop_test, monkeypatch):
         ([], "update", "update"),
     ],
 )
-def test_writing_modes_are_refused_under_CI_at_start_up(
-    shop_test, monkeypatch, arguments, variable, mode
-):
+def test_writing_modes_are_refused_under_CI_at_start_up(shop_test, monkeypatch, arguments, variable, mode):
     monkeypatch.setenv("CI", "true")
     if variable:
         monkeypatch.setenv("CALLPIN_MODE", variable)

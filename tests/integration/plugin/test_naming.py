@@ -38,9 +38,7 @@ def test_renew(callpin, amount, monkeypatch):
     ]
     result = run(project)
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(
-        ["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 3 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 3 unchanged"])
 
 
 def test_hostile_ids_stay_inside_the_baselines_folder(project):
@@ -53,9 +51,7 @@ def test_renew(callpin, case):
 """)
     )
     before = sorted(os.listdir(project.path)), sorted(os.listdir(project.path.parent))
-    run(project, "--callpin-mode=new", "-p", "no:cacheprovider").assert_outcomes(
-        passed=len(HOSTILE)
-    )
+    run(project, "--callpin-mode=new", "-p", "no:cacheprovider").assert_outcomes(passed=len(HOSTILE))
     after = sorted(os.listdir(project.path)), sorted(os.listdir(project.path.parent))
     assert after == (sorted([*before[0], "baselines"]), before[1])
     written = baselines(project)
@@ -80,9 +76,7 @@ class TestRenewals:
 """)
     )
     run(project, "--callpin-mode=new").assert_outcomes(passed=1)
-    assert baselines(project) == [
-        "baselines/suite/test_shop/TestRenewals.TestActive.test_renew.cpin"
-    ]
+    assert baselines(project) == ["baselines/suite/test_shop/TestRenewals.TestActive.test_renew.cpin"]
 
 
 def test_named_pins_get_their_own_baselines(project):

@@ -32,8 +32,7 @@ def test_a_drift_is_xfail_until_the_date_inclusive(quarantined, monkeypatch, tod
     result.assert_outcomes(xfailed=1)
     result.stdout.fnmatch_lines(
         [
-            "XFAIL test_shop.py::test_renew - "
-            "callpin quarantine until 2026-03-01: gateway reorders calls",
+            "XFAIL test_shop.py::test_renew - callpin quarantine until 2026-03-01: gateway reorders calls",
         ]
     )
 
@@ -104,9 +103,7 @@ USAGE = "@pytest.mark.callpin_quarantine needs until='YYYY-MM-DD' and reason='..
     ids=["no-until", "no-reason", "empty-reason", "positional", "not-a-date"],
 )
 def test_a_malformed_quarantine_stops_the_run_at_collection(project, arguments, problem):
-    project.makepyfile(
-        test_shop=module_source(f"@pytest.mark.callpin_quarantine({arguments})\n" + pinned_test())
-    )
+    project.makepyfile(test_shop=module_source(f"@pytest.mark.callpin_quarantine({arguments})\n" + pinned_test()))
     result = run(project)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.assert_outcomes(errors=1)
@@ -123,9 +120,7 @@ def test_a_malformed_CALLPIN_TODAY_is_a_usage_error(quarantined, monkeypatch):
     monkeypatch.setenv("CALLPIN_TODAY", "tomorrow")
     result = run(quarantined)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["ERROR: callpin: CALLPIN_TODAY='tomorrow' is not a YYYY-MM-DD date"]
-    )
+    result.stderr.fnmatch_lines(["ERROR: callpin: CALLPIN_TODAY='tomorrow' is not a YYYY-MM-DD date"])
 
 
 def test_the_marker_is_registered_for_strict_markers(project, monkeypatch):

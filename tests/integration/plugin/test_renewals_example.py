@@ -14,9 +14,7 @@ pytest_plugins = ["pytester"]
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "renewals"
 CHARGE = '    charge = charge_card(case["card"], amount, currency, idempotency_key=key)\n'
-RECEIPT = (
-    '    send_receipt(case["email"], amount, currency, reference=key, renewed_at=renewed_at)\n'
-)
+RECEIPT = '    send_receipt(case["email"], amount, currency, reference=key, renewed_at=renewed_at)\n'
 # The same calls, reached differently: the billing module passed as a default argument.
 SAFE = [
     (
@@ -49,9 +47,7 @@ def example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     pytester.syspathinsert()
     result = run(pytester, "--callpin-mode=new")
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(
-        ["new mode: 3 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["new mode: 3 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"])
     return pytester
 
 
@@ -90,9 +86,7 @@ def test_sending_the_receipt_before_the_charge_fails_with_both_calls_moved(examp
             r"^E\s+2 differences: 2 moved, 0 missing, 0 extra, 0 changed$",
         ]
     )
-    result.stdout.fnmatch_lines(
-        ["check mode: 0 written, 0 updated, 2 drifted, 0 missing, 1 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["check mode: 0 written, 0 updated, 2 drifted, 0 missing, 1 unchanged"])
 
 
 def test_passing_the_billing_module_in_keeps_every_call_and_passes(example):
@@ -100,6 +94,4 @@ def test_passing_the_billing_module_in_keeps_every_call_and_passes(example):
     result = run(example)
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(
-        ["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 3 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["check mode: 0 written, 0 updated, 0 drifted, 0 missing, 3 unchanged"])

@@ -15,9 +15,7 @@ pytest_plugins = ["pytester"]
 @pytest.fixture
 def mixed(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """Something of everything: an unchanged, a drifted, a missing and an unused baseline."""
-    project.makepyfile(
-        test_shop=module_source(pinned_test("test_same"), pinned_test("test_drifts"))
-    )
+    project.makepyfile(test_shop=module_source(pinned_test("test_same"), pinned_test("test_drifts")))
     run(project, "--callpin-mode=new").assert_outcomes(passed=2)
     project.makepyfile(
         test_shop=module_source(

@@ -68,9 +68,7 @@ def test_a_full_run_lists_the_baselines_no_test_used(suite):
 def test_a_partial_run_neither_lists_nor_prunes_unused_baselines(suite, arguments, reason):
     result = run(suite, "--callpin-prune", *arguments)
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(
-        [f"unused baselines not checked, nothing pruned: not a full run ({reason})"]
-    )
+    result.stdout.fnmatch_lines([f"unused baselines not checked, nothing pruned: not a full run ({reason})"])
     result.stdout.no_fnmatch_line("*unused baseline*:")
     assert baselines(suite) == sorted([*USED, *UNUSED, "baselines/MANIFEST"])
 
@@ -135,9 +133,7 @@ def test_the_baseline_of_a_test_that_did_not_reach_its_pin_is_not_unused(suite, 
 def test_the_baseline_of_a_removed_test_is_unused(suite):
     suite.makepyfile(test_shop=module_source(pinned_test("test_renew")))
     result = run(suite)
-    result.stdout.fnmatch_lines(
-        unused_lines(sorted(["baselines/test_shop/test_refund.cpin", *UNUSED]))
-    )
+    result.stdout.fnmatch_lines(unused_lines(sorted(["baselines/test_shop/test_refund.cpin", *UNUSED])))
 
 
 def test_a_test_that_failed_between_two_pins_keeps_both_baselines(suite):
@@ -171,9 +167,7 @@ def test_refund(callpin):
 
 
 def test_the_baselines_of_a_skipped_module_are_not_unused(suite):
-    suite.makepyfile(
-        test_more='import pytest\npytest.skip("no gateway", allow_module_level=True)\n'
-    )
+    suite.makepyfile(test_more='import pytest\npytest.skip("no gateway", allow_module_level=True)\n')
     result = run(suite)
     result.stdout.fnmatch_lines(unused_lines(UNUSED))
 
@@ -194,9 +188,7 @@ def test_strict_fails_a_full_run_with_unused_baselines(suite):
     result.stdout.fnmatch_lines(["2 unused baselines (--callpin-strict: the run fails):"])
 
 
-@pytest.mark.parametrize(
-    "arguments", [["--callpin-prune"], ["-k", "renew"]], ids=["pruned", "partial"]
-)
+@pytest.mark.parametrize("arguments", [["--callpin-prune"], ["-k", "renew"]], ids=["pruned", "partial"])
 def test_strict_passes_when_nothing_unused_is_left_or_nothing_was_checked(suite, arguments):
     assert run(suite, "--callpin-strict", *arguments).ret == pytest.ExitCode.OK
 

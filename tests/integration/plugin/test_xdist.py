@@ -29,9 +29,7 @@ def test_workers_write_baselines_and_the_controller_counts_them(four):
     result = run_subprocess(four, *XDIST, "--callpin-mode=new")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(
-        ["new mode: 4 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["new mode: 4 written, 0 updated, 0 drifted, 0 missing, 0 unchanged"])
     assert len(baselines(four)) == 4
 
 
@@ -52,8 +50,7 @@ def test_unused_baselines_under_xdist(four):
     partial.assert_outcomes(passed=2, skipped=1)
     partial.stdout.fnmatch_lines(
         [
-            "unused baselines not checked, nothing pruned: "
-            "not a full run (-k selects part of the suite)",
+            "unused baselines not checked, nothing pruned: not a full run (-k selects part of the suite)",
         ]
     )
     assert "baselines/test_shop/test_gone.cpin" in baselines(four)
@@ -96,9 +93,7 @@ def test_drift_quarantine_and_report_under_xdist(project, monkeypatch):
             r"^E\s+moved\s+0\s+1\s+collab\.charge\('card_A', 10\)$",
         ]
     )
-    result.stdout.fnmatch_lines(
-        ["check mode: 0 written, 0 updated, 2 drifted, 0 missing, 0 unchanged"]
-    )
+    result.stdout.fnmatch_lines(["check mode: 0 written, 0 updated, 2 drifted, 0 missing, 0 unchanged"])
     report = json.loads((project.path / "callpin.json").read_text())
     assert sorted(report["drifted"]) == [
         "baselines/test_shop/test_drifts.cpin",
