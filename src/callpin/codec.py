@@ -961,21 +961,6 @@ class Decoder:
         self.path = path
         self._depth = 0
 
-    def unpacker(self, **options: Any) -> msgpack.Unpacker:
-        return msgpack.Unpacker(
-            ext_hook=self._ext,
-            raw=False,
-            strict_map_key=False,
-            use_list=True,
-            max_buffer_size=MAX_FRAME,
-            max_str_len=MAX_STR,
-            max_bin_len=MAX_STR,
-            max_array_len=MAX_ITEMS,
-            max_map_len=MAX_ITEMS,
-            max_ext_len=MAX_FRAME,
-            **options,
-        )
-
     def decode(self, data: bytes) -> Any:
         """Decode exactly one value; CorruptLog (or LimitExceeded) when it is not one."""
         try:
