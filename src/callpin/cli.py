@@ -372,8 +372,9 @@ def git_setup_command() -> int:
     if any(line.split() == GIT_ATTRIBUTE.split() for line in text.splitlines()):
         click.echo(f"{attributes} already has '{GIT_ATTRIBUTE}'")
     else:
-        with open(attributes, "a", encoding="utf-8") as file:
-            file.write(("\n" if text and not text.endswith("\n") else "") + GIT_ATTRIBUTE + "\n")
+        # Rewritten whole, like a log: a killed git-setup never leaves half a line.
+        joined = text + ("\n" if text and not text.endswith("\n") else "") + GIT_ATTRIBUTE + "\n"
+        replace_file(attributes, joined.encode("utf-8"))
         click.echo(f"added '{GIT_ATTRIBUTE}' to {attributes}")
     return EXIT_SAME
 

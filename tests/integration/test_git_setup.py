@@ -69,6 +69,17 @@ def test_git_setup_keeps_existing_attributes(repo):
     assert (repo / ".gitattributes").read_text() == f"*.png binary\n{GIT_ATTRIBUTE}\n"
 
 
+def test_git_setup_replaces_the_attributes_whole_and_leaves_no_temporary_file(repo):
+    # Written like a log (a temporary file moved over the old one), never appended to in
+    # place, so a git-setup killed midway cannot leave half a line.
+    attributes = repo / ".gitattributes"
+    attributes.write_text("*.png binary\n")
+    before = attributes.stat().st_ino
+    setup()
+    assert attributes.stat().st_ino != before
+    assert sorted(path.name for path in repo.iterdir()) == [".git", ".gitattributes"]
+
+
 def test_git_setup_from_a_subfolder_writes_the_attributes_at_the_top(repo, monkeypatch):
     (repo / "baselines").mkdir()
     monkeypatch.chdir(repo / "baselines")
