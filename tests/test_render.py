@@ -334,3 +334,18 @@ def test_a_diff_renders_as_json_with_same_summary_ops_and_counts():
 def test_the_json_stat_view_leaves_out_the_ops():
     document = json.loads(render_json(diff(log_of(A), log_of(B)), stat=True))
     assert set(document) == {"same", "summary", "counts"}
+
+
+def test_json_indents_the_document_but_writes_each_value_on_one_line():
+    # A value nested to the writer's limit used to be indented at every level: over 100
+    # spaces a line, a 148 kB log written as 10 MB of JSON.
+    deep: list = [1]
+    for _ in range(60):
+        deep = [deep, "x"]
+    log = log_of(*(call("svc.f", deep) for _ in range(50)))
+    text = render_log_json(log)
+    document = json.loads(text)
+    assert document["events"][0]["args"] == [deep]
+    assert max(len(line) - len(line.lstrip(" ")) for line in text.splitlines()) == 6
+    assert len(text) * 5 < len(json.dumps(document, indent=2))
+    assert text.startswith('{\n  "count": 50,\n  "fingerprint": ')

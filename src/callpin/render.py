@@ -12,6 +12,7 @@ import json
 import math
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .codec import Custom, ExceptionValue, Pairs, Record, SetItems
@@ -172,8 +173,30 @@ def _json_text(document: Any) -> str:
     # Non-ASCII text stays readable; what `printable` would escape (a lone surrogate
     # from ext 18 has no UTF-8 form at all) is written as JSON's own \\uXXXX escape.
     # Outside strings JSON text is ASCII, so only characters inside strings change.
-    text = json.dumps(document, ensure_ascii=False, indent=2)
+    text = "".join(_json_parts(document, 0))
     return _NOT_ASCII_OR_NEWLINE.sub(_json_escape, text) + "\n"
+
+
+# The document's structure (the report, its lists of events or ops, each event or op) is
+# indented; the values inside are written on one line. Indenting every level of a value
+# nested 64 deep wrote over 100 spaces per line: a 148 kB log became 10 MB of JSON.
+_INDENTED_LEVELS = 3
+
+
+def _json_parts(value: Any, level: int) -> Iterator[str]:
+    if level >= _INDENTED_LEVELS or not isinstance(value, (dict, list)) or not value:
+        yield json.dumps(value, ensure_ascii=False)
+        return
+    inner = "\n" + "  " * (level + 1)
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    yield opening
+    for number, item in enumerate(value.items() if isinstance(value, dict) else value):
+        yield ("," if number else "") + inner
+        if isinstance(value, dict):
+            yield json.dumps(item[0], ensure_ascii=False) + ": "
+            item = item[1]
+        yield from _json_parts(item, level + 1)
+    yield "\n" + "  " * level + closing
 
 
 def _json_escape(found: re.Match[str]) -> str:
