@@ -109,11 +109,12 @@ def charge(*args, fail=False, **kwargs):
     )
     count = scale.pick(100_000, 1_000_000)
     fixed = values()
-    # None, True and False are watched apart: the interpreter's caches (and, under
-    # xdist, its worker's own thread) move their counts by a few hundred either way; a
-    # leak of one reference per call would move them by `count`.
-    watched = [*fixed, *fixed[0].values(), *fixed[2][:4], KEY, INTERNED]
-    singletons = (None, True, False)
+    # None, True, False and the interned "amount" are watched apart: the interpreter's
+    # caches and other code of the process (under xdist, its worker's own thread) move
+    # their counts by a few either way; a leak of one reference per call would move them
+    # by `count`.
+    watched = [*fixed, *fixed[0].values(), *fixed[2][:4], KEY]
+    singletons = (None, True, False, INTERNED)
     encoder = _impl.Encoder()
     with callpin.record(spy="cp_leaks.charge", outcomes="all") as rec:
         frames = rec._frames
@@ -147,7 +148,7 @@ def charge(*args, fail=False, **kwargs):
     figures.add("leaks", "RSS growth KB", rss_grown)
     figures.add("leaks", "refcount drift", drift, zero=True)
     singletons_drift = max(abs(now - before) for now, before in zip(singletons_after, singletons_before, strict=True))
-    figures.add("leaks", "None/True/False refcount drift", singletons_drift)
+    figures.add("leaks", "None/True/False/interned refcount drift", singletons_drift)
     assert after == references
     assert singletons_drift < 2_000
     assert grown < TRACEMALLOC_BOUND
