@@ -21,6 +21,8 @@ from pathlib import Path
 from .errors import CallpinError, UsageError
 
 EXAMPLE = ("examples", "renewals")
+# The demo project's commits are the demo's own, whatever the user's git configuration.
+GIT_IDENTITY = ("-c", "user.name=callpin demo", "-c", "user.email=demo@callpin.invalid")
 BASELINE = "baselines/examples/renewals/test_renewals/test_renew_charges_then_sends_the_receipt.cpin"
 
 SAFE_REFACTOR = (
@@ -139,16 +141,7 @@ class Demo:
             for args in (
                 ["init", "-q", "-b", "main"],
                 ["add", "-A"],
-                [
-                    "-c",
-                    "user.name=callpin demo",
-                    "-c",
-                    "user.email=demo@callpin.invalid",
-                    "commit",
-                    "-q",
-                    "-m",
-                    "the legacy renewals, before the refactor",
-                ],
+                [*GIT_IDENTITY, "commit", "-q", "-m", "the legacy renewals, before the refactor"],
             ):
                 subprocess.run(
                     ["git", *args],
@@ -179,17 +172,7 @@ class Demo:
             self.run("git add baselines", ["git", "add", "baselines"])
             self.run(
                 'git commit -q -m "pin the billing calls of renew()"',
-                [
-                    "git",
-                    "-c",
-                    "user.name=callpin demo",
-                    "-c",
-                    "user.email=demo@callpin.invalid",
-                    "commit",
-                    "-q",
-                    "-m",
-                    "pin the billing calls of renew()",
-                ],
+                ["git", *GIT_IDENTITY, "commit", "-q", "-m", "pin the billing calls of renew()"],
             )
 
         self.heading(2, "A safe refactor (billing module passed as a default argument): same calls")
