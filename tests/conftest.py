@@ -17,6 +17,18 @@ if _impl.IMPLEMENTATION == "c":
     IMPLEMENTATIONS["c"] = _impl.Encoder
 
 
+# Settings callpin reads from the environment. A test starts without them, so the suite means the
+# same thing on a developer's machine and under a CI service that exports CI=true; a test about
+# one of them sets it itself (monkeypatch.setenv), and child processes inherit the cleaned view.
+AMBIENT_SETTINGS = ("CI", "CALLPIN_MODE", "CALLPIN_OUTPUT_DIR", "CALLPIN_PROBE", "CALLPIN_TODAY")
+
+
+@pytest.fixture(autouse=True)
+def _without_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in AMBIENT_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))
 def encoder_class(request: pytest.FixtureRequest) -> Any:
     """Each available encoder implementation in turn (C only where it is built and live)."""
