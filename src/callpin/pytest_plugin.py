@@ -191,16 +191,19 @@ class PinReport:
     pruned: list[str]
     prune: bool
     strict: bool
+    shared: list[str] = field(default_factory=list)
 
     @property
     def fails(self) -> bool:
-        """Unused baselines fail the run only under --callpin-strict, and not once pruned."""
-        return self.strict and bool(self.unused) and not self.pruned
+        """A baseline two pins share fails the run; unused ones only under --callpin-strict, not once pruned."""
+        return bool(self.shared) or (self.strict and bool(self.unused) and not self.pruned)
 
     def lines(self) -> Iterator[str]:
         counts = ", ".join(f"{len(self.outcomes[kind])} {kind}" for kind in OUTCOMES)
         yield f"{self.mode} mode: {counts}, {self.unchanged} unchanged"
         yield from self.notes
+        for clash in self.shared:
+            yield f"{clash}: the run fails; give one of the pins a name"
         if self.outcomes["missing"]:
             yield "write the missing baselines with --callpin-mode=new"
         if self.partial is not None:
@@ -225,6 +228,7 @@ class PinReport:
             "partial_reason": self.partial,
             "unused": self.unused,
             "pruned": self.pruned,
+            "shared": self.shared,
         }
 
 
@@ -237,6 +241,33 @@ def _plural(items: list[str]) -> str:
 
 
 # eq=False: the session is registered as a plugin, and pluggy keeps plugins in sets.
+@dataclass(frozen=True)
+class Claim:
+    """One pin's hold on a baseline: its key (relative to the baselines folder), test and name."""
+
+    key: str
+    nodeid: str
+    name: str | None
+
+    def owner(self) -> str:
+        return self.nodeid + (f" (pin {self.name!r})" if self.name else "")
+
+    def clash(self, held: Claim, shown: Callable[[str], str]) -> str | None:
+        """Why this claim cannot share a file with `held` (the claim made first), or None.
+
+        Keys that differ only in case are one file on a case-insensitive filesystem
+        (macOS, Windows): a repository with both breaks on those machines.
+        """
+        if (held.nodeid, held.name) == (self.nodeid, self.name):
+            return None
+        if held.key == self.key:
+            return f"{shown(self.key)} is the baseline of both {held.owner()} and {self.owner()}"
+        return (
+            f"{shown(held.key)} of {held.owner()} and {shown(self.key)} of {self.owner()} "
+            "differ only in case (one file on macOS and Windows)"
+        )
+
+
 @dataclass(eq=False)
 class PinSession:
     """One run's callpin state, registered as a plugin for the run.
@@ -258,7 +289,12 @@ class PinSession:
     unchanged: int = 0
     outcomes: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in OUTCOMES})
     notes: list[str] = field(default_factory=list)
-    claims: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    # Baselines claimed by a pin, by their key casefolded: (key, node id, pin name). The
+    # fixture refuses a second claim within one process; the controller of an xdist run
+    # finds those made on different workers in the reports.
+    claims: dict[str, Claim] = field(default_factory=dict)
+    owners: dict[str, Claim] = field(default_factory=dict)
+    shared: list[str] = field(default_factory=list)
     report: PinReport | None = None
     # Node ids whose baselines must never count as unused: tests that were skipped,
     # xfailed or failed (they may not have reached their pins), and skipped modules.
@@ -279,6 +315,9 @@ class PinSession:
         """A baseline as the used set holds it: relative to the baselines folder, POSIX."""
         return path.relative_to(self.root).as_posix()
 
+    def shown_key(self, key: str) -> str:
+        return self.shown(self.root / key)
+
     def not_full(self, reason: str) -> None:
         if self.partial is None:
             self.partial = reason
@@ -290,6 +329,10 @@ class PinSession:
         for value in properties[start:]:
             event = json.loads(value)
             self.used.add(event["key"])
+            claim = Claim(event["key"], report.nodeid, event.get("name"))
+            clash = claim.clash(self.owners.setdefault(claim.key.casefold(), claim), self.shown_key)
+            if clash is not None and clash not in self.shared:
+                self.shared.append(clash)
             outcome = event["outcome"]
             if outcome == "same":
                 self.unchanged += 1
@@ -350,6 +393,7 @@ class PinSession:
             pruned=pruned,
             prune=self.prune,
             strict=self.strict,
+            shared=self.shared,
         )
 
     # -- hooks -------------------------------------------------------------------------
@@ -616,18 +660,21 @@ class PinFixture:
         self._names.add(name)
         path = self.path(name)
         key = self._session.key(path)
-        owner = self._session.claims.setdefault(key, (self._node.nodeid, name))
-        if owner != (self._node.nodeid, name):
+        claim = Claim(key, self._node.nodeid, name)
+        held = self._session.claims.setdefault(key.casefold(), claim)
+        if (held.nodeid, held.name) != (claim.nodeid, claim.name):
+            shown = self._session.shown(path)
             raise UsageError(
-                f"{self._session.shown(path)} is already the baseline of {owner[0]}"
-                + (f" (pin {owner[1]!r})" if owner[1] else "")
-                + "; give this pin another name"
+                f"{shown} is already the baseline of {held.owner()}; give this pin another name"
+                if held.key == key
+                else f"{shown} and {self._session.shown_key(held.key)}, the baseline of {held.owner()}, "
+                "differ only in case (one file on macOS and Windows); give this pin another name"
             )
         return recorder.pin(
             path,
             spy=spy,
             mode=self._session.mode,
-            on_result=self._reporter(key),
+            on_result=self._reporter(key, name),
             create_command=self._create_command(),
             shown_as=self._session.shown(path),
             **options,
@@ -637,9 +684,9 @@ class PinFixture:
         """`callpin.record(...)`, unchanged: a log of this block, written only where asked."""
         return recorder.record(path, spy=spy, **options)
 
-    def _reporter(self, key: str) -> Callable[[str, str | None], None]:
+    def _reporter(self, key: str, name: str | None) -> Callable[[str, str | None], None]:
         def report(outcome: str, note: str | None) -> None:
-            event = {"key": key, "outcome": outcome, "note": note}
+            event = {"key": key, "name": name, "outcome": outcome, "note": note}
             self._node.user_properties.append((_PROPERTY, json.dumps(event)))
 
         return report

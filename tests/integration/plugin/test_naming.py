@@ -140,6 +140,31 @@ def test_renew(callpin, case):
     assert baselines(project) == ["baselines/test_shop/test_renew-a-b.cpin"]
 
 
+def test_two_tests_cannot_have_baselines_that_differ_only_in_case(project):
+    project.makepyfile(
+        test_shop=module_source("""
+def test_Renew(callpin):
+    with callpin.pin(spy=["collab.charge"]):
+        shop.renew()
+
+def test_renew(callpin):
+    with callpin.pin(spy=["collab.charge"]):
+        shop.renew()
+""")
+    )
+    result = run(project, "--callpin-mode=new")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E *callpin.errors.UsageError: "
+            "baselines/test_shop/test_renew.cpin and baselines/test_shop/test_Renew.cpin, "
+            "the baseline of test_shop.py::test_Renew, differ only in case "
+            "(one file on macOS and Windows); give this pin another name",
+        ]
+    )
+    assert baselines(project) == ["baselines/test_shop/test_Renew.cpin"]
+
+
 def test_the_fixture_gives_the_path_and_the_stubs(project):
     project.makepyfile(
         test_shop=module_source("""

@@ -69,6 +69,7 @@ def test_the_json_report_lists_every_outcome(mixed, monkeypatch):
         "partial_reason": None,
         "unused": ["baselines/test_shop/test_old.cpin"],
         "pruned": [],
+        "shared": [],
     }
 
 
@@ -93,6 +94,7 @@ def test_the_json_report_of_a_partial_run_writing_baselines(mixed):
         "partial_reason": "-k selects part of the suite",
         "unused": [],
         "pruned": [],
+        "shared": [],
     }
 
 

@@ -122,3 +122,29 @@ def pytest_collection_modifyitems(config, items):
         ]
     )
     assert "baselines/test_shop/test_gone.cpin" in baselines(four)
+
+
+def test_a_baseline_two_workers_share_fails_the_run(project):
+    # Two tests and two workers: xdist sends one test to each, so neither worker sees
+    # the other's claim on test_renew-a-b.cpin; the controller does.
+    project.makepyfile(
+        test_shop=module_source("""
+@pytest.mark.parametrize("case", ["a", "a-b"])
+def test_renew(callpin, case):
+    with callpin.pin("b" if case == "a" else None, spy=["collab.charge"]):
+        shop.renew()
+""")
+    )
+    result = run_subprocess(project, *XDIST, "--callpin-mode=new", "--callpin-report=callpin.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=2)
+    result.stdout.re_match_lines(
+        [
+            r"^baselines/test_shop/test_renew-a-b\.cpin is the baseline of both "
+            r"test_shop\.py::test_renew\[(a\] \(pin 'b'\) and test_shop\.py::test_renew\[a-b\]"
+            r"|a-b\] and test_shop\.py::test_renew\[a\] \(pin 'b'\))"
+            r": the run fails; give one of the pins a name$",
+        ]
+    )
+    report = json.loads((project.path / "callpin.json").read_text())
+    assert len(report["shared"]) == 1
