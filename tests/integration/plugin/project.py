@@ -49,6 +49,15 @@ def pinned_test(name: str = "test_renew", *, decorators: str = "") -> str:
     )
 
 
+# test_renew[a] with a pin named "b" and test_renew[a-b] both name test_renew-a-b.cpin.
+SHARED_BASELINE = """
+@pytest.mark.parametrize("case", ["a", "a-b"])
+def test_renew(callpin, case):
+    with callpin.pin("b" if case == "a" else None, spy=["collab.charge"]):
+        shop.renew()
+"""
+
+
 def module_source(*tests: str) -> str:
     return "import pytest\nimport shop\n" + "".join(tests)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .project import baselines, module_source, run
+from .project import SHARED_BASELINE, baselines, module_source, pinned_test, run
 
 pytest_plugins = ["pytester"]
 
@@ -119,15 +119,7 @@ def test_renew(callpin):
 
 
 def test_two_tests_cannot_share_a_baseline(project):
-    # test_renew[a] with a pin named "b" and test_renew[a-b] both name test_renew-a-b.cpin.
-    project.makepyfile(
-        test_shop=module_source("""
-@pytest.mark.parametrize("case", ["a", "a-b"])
-def test_renew(callpin, case):
-    with callpin.pin("b" if case == "a" else None, spy=["collab.charge"]):
-        shop.renew()
-""")
-    )
+    project.makepyfile(test_shop=module_source(SHARED_BASELINE))
     result = run(project, "--callpin-mode=new")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
@@ -141,17 +133,7 @@ def test_renew(callpin, case):
 
 
 def test_two_tests_cannot_have_baselines_that_differ_only_in_case(project):
-    project.makepyfile(
-        test_shop=module_source("""
-def test_Renew(callpin):
-    with callpin.pin(spy=["collab.charge"]):
-        shop.renew()
-
-def test_renew(callpin):
-    with callpin.pin(spy=["collab.charge"]):
-        shop.renew()
-""")
-    )
+    project.makepyfile(test_shop=module_source(pinned_test("test_Renew"), pinned_test("test_renew")))
     result = run(project, "--callpin-mode=new")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from .project import baselines, module_source, pinned_test, run, run_subprocess
+from .project import SHARED_BASELINE, baselines, module_source, pinned_test, run, run_subprocess
 
 pytest_plugins = ["pytester"]
 
@@ -127,14 +127,7 @@ def pytest_collection_modifyitems(config, items):
 def test_a_baseline_two_workers_share_fails_the_run(project):
     # Two tests and two workers: xdist sends one test to each, so neither worker sees
     # the other's claim on test_renew-a-b.cpin; the controller does.
-    project.makepyfile(
-        test_shop=module_source("""
-@pytest.mark.parametrize("case", ["a", "a-b"])
-def test_renew(callpin, case):
-    with callpin.pin("b" if case == "a" else None, spy=["collab.charge"]):
-        shop.renew()
-""")
-    )
+    project.makepyfile(test_shop=module_source(SHARED_BASELINE))
     result = run_subprocess(project, *XDIST, "--callpin-mode=new", "--callpin-report=callpin.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=2)
