@@ -160,7 +160,7 @@ def test_a_log_without_rules_and_with_meta_says_so():
     rules = RuleSet(())
     log = Log.from_frames(frames_of(A, rules=rules), rules=rules, meta={"scenario": "renew"})
     assert render_log(log).splitlines()[:2] == [
-        "# callpin log: 1 events, rules: none",
+        "# callpin log: 1 event, rules: none",
         "# meta: {'scenario': 'renew'}",
     ]
 
@@ -290,8 +290,8 @@ def test_the_stat_view_has_counts_and_summary_only():
 def test_text_names_both_logs_and_a_non_default_comparison():
     result = diff(log_of(A, path="old.cpin"), log_of(A, path="new.cpin"), order="thread", ignore=["depth"])
     assert render_text(result).splitlines()[:3] == [
-        "old: old.cpin (1 events)",
-        "new: new.cpin (1 events)",
+        "old: old.cpin (1 event)",
+        "new: new.cpin (1 event)",
         "order: thread, ignoring depth",
     ]
 

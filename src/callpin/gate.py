@@ -21,6 +21,7 @@ from . import manifest
 from .errors import CallpinError, LogFormatError, ManifestError, UsageError
 from .logfile import Log, load
 from .manifest import Entry
+from .render import counted
 
 Tree = Literal["worktree", "staged", "committed"]
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -79,6 +80,9 @@ class Repository:
         except GitError:
             return False
         return True
+
+    def is_shallow(self) -> bool:
+        return self.git("rev-parse", "--is-shallow-repository").strip() == "true"
 
     def default_base(self) -> str:
         """The merge base with the default branch, or the previous commit on it."""
@@ -161,7 +165,7 @@ class Snapshot:
     def describe(self) -> str:
         if self.log is None:
             return f"damaged ({self.damage})"
-        return f"{self.log.fingerprint}, {len(self.log)} events"
+        return f"{self.log.fingerprint}, {counted(len(self.log), 'event')}"
 
 
 @dataclass
@@ -194,6 +198,8 @@ class GateReport:
     folder: str
     tree: Tree
     verdicts: list[Verdict] = field(default_factory=list)
+    # Why the base is what it is, when a reader would not expect it (a shallow clone).
+    note: str | None = None
 
     @property
     def blocked(self) -> bool:
@@ -218,6 +224,8 @@ class GateReport:
             if verdict.diff:
                 for line in verdict.diff.rstrip("\n").splitlines():
                     yield f"         {line}"
+        if self.note is not None:
+            yield f"gate: {self.note}"
         yield self.summary()
 
     def as_json(self) -> dict[str, Any]:
@@ -227,6 +235,7 @@ class GateReport:
             "tree": self.tree,
             "blocked": self.blocked,
             "baselines": [v.as_json() for v in self.verdicts],
+            "note": self.note,
             "summary": self.summary(),
         }
 
@@ -246,7 +255,7 @@ def _interaction_diff(old: Snapshot | None, new: Snapshot | None) -> str | None:
     counts = Counter(event.label for event in side.log if event.kind == "call")
     verb = "added" if new is not None else "removed"
     listing = ", ".join(f"{label} \u00d7{count}" for label, count in sorted(counts.items()))
-    return f"{verb}: {len(side.log)} events" + (f" ({listing})" if listing else "")
+    return f"{verb}: {counted(len(side.log), 'event')}" + (f" ({listing})" if listing else "")
 
 
 def gate(
@@ -271,6 +280,13 @@ def gate(
     new_files, new_manifest = _new_side(repo, folder, tree, manifest_name)
 
     report = GateReport(base_commit, folder, tree)
+    if base is None and base_commit == EMPTY_TREE and repo.has_commit("HEAD") and repo.is_shallow():
+        # Every manifest line is still checked against its file; only the diffs of
+        # calls need the old side, which this clone does not have.
+        report.note = (
+            "compared with the empty tree: this clone is shallow and has no base commit; "
+            "fetch the history (e.g. fetch-depth: 0) or pass --base REF to see diffs of calls"
+        )
     for path in sorted(set(old_files) | set(new_files) | set(new_manifest)):
         old = (
             Snapshot.of(repo.blob(old_files[path]), f"{base_commit[:12]}:{folder}/{path}")
@@ -358,12 +374,12 @@ def _judge(
         if changed:
             message = (
                 f"{status} {since}, refreshed but not blessed: the manifest says "
-                f"{entry.fingerprint}, {entry.count} events; the file is {new.describe()}"
+                f"{entry.fingerprint}, {counted(entry.count, 'event')}; the file is {new.describe()}"
             )
         else:
             message = (
                 f"manifest and file disagree (stale manifest or hand-edited log): the manifest says "
-                f"{entry.fingerprint}, {entry.count} events; the file is {new.describe()}"
+                f"{entry.fingerprint}, {counted(entry.count, 'event')}; the file is {new.describe()}"
             )
         return Verdict(path, status, True, message, entry.reason, diff_text)
     if changed:
@@ -389,8 +405,7 @@ class Blessing:
             return f"blessed removal of {self.path}"
         labels = sorted(set(self.before) | set(self.after))
         counts = ", ".join(f"{label} {self.before[label]} → {self.after[label]}" for label in labels)
-        noun = "event" if self.entry.count == 1 else "events"
-        return f"blessed {self.path}: {self.entry.count} {noun}, {self.entry.fingerprint}" + (
+        return f"blessed {self.path}: {counted(self.entry.count, 'event')}, {self.entry.fingerprint}" + (
             f"; {counts}" if counts else ""
         )
 

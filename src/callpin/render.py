@@ -125,6 +125,11 @@ def _bounded_text(value: Any, depth: int) -> str:
     return repr(value)
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 event`, `2 events`: a count with its noun."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def render_field(change: FieldChange) -> str:
     """`args[1]: 1500 → 0`; an absent side reads `(absent)`."""
     return printable(f"{change.path}: {value_text(change.old)} → {value_text(change.new)}")
@@ -137,7 +142,7 @@ def render_log(log: Log) -> str:
     removed calls instead of renumbering everything after them.
     """
     rules = ", ".join(one.name for one in log.rules.rules) or "none"
-    lines = [f"# callpin log: {len(log)} events, rules: {rules}"]
+    lines = [f"# callpin log: {counted(len(log), 'event')}, rules: {rules}"]
     if log.meta:
         lines.append(f"# meta: {printable(value_text(log.meta))}")
     lines.extend(render_event(event) for event in log)
@@ -339,8 +344,8 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False) -> str:
     `context` equal events around each, then the count table and a summary line."""
     width = max(len(str(max(len(diff.old), len(diff.new), 1) - 1)), 3)
     lines = [
-        f"old: {diff.old.path or '(in memory)'} ({len(diff.old)} events)",
-        f"new: {diff.new.path or '(in memory)'} ({len(diff.new)} events)",
+        f"old: {diff.old.path or '(in memory)'} ({counted(len(diff.old), 'event')})",
+        f"new: {diff.new.path or '(in memory)'} ({counted(len(diff.new), 'event')})",
     ]
     if diff.order != "strict" or diff.ignore:
         ignoring = f", ignoring {', '.join(diff.ignore)}" if diff.ignore else ""
@@ -355,8 +360,7 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False) -> str:
 
 def _row_lines(row: Row, width: int, color: bool) -> list[str]:
     if row.kind == "skip":
-        noun = "event" if row.hidden == 1 else "events"
-        text = f"{'':8} {'…':>{width}} {'':>{width}}  ({row.hidden} equal {noun})"
+        text = f"{'':8} {'…':>{width}} {'':>{width}}  ({counted(row.hidden, 'equal event')})"
         return [_paint(text, "skip", color)]
     old = "-" if row.old is None else str(row.old)
     new = "-" if row.new is None else str(row.new)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from .render import Row, printable, render_event, render_field, rows, summary_line, value_text
+from .render import Row, counted, printable, render_event, render_field, rows, summary_line, value_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -91,8 +91,7 @@ def render_html(diff: Diff, *, context: int = 3) -> str:
         if row.kind == "skip":
             folded = range(cursor, cursor + row.hidden)
             cursor += row.hidden
-            noun = "event" if row.hidden == 1 else "events"
-            body.append(f'<details class="skip"><summary>{row.hidden} equal {noun}</summary>')
+            body.append(f'<details class="skip"><summary>{counted(row.hidden, "equal event")}</summary>')
             body.extend(_diff_row(Row("equal", diff.aligned_old(j), j, None), old_steps, new_steps) for j in folded)
             body.append("</details>")
             continue
@@ -349,7 +348,7 @@ def _partner(row: Row, moved_to: dict[int | None, int | None]) -> str:
 
 
 def _side_name(log: Log) -> str:
-    return f"{_e(log.path or '(in memory)')} ({len(log)} events)"
+    return f"{_e(log.path or '(in memory)')} ({counted(len(log), 'event')})"
 
 
 def _count_table(diff: Diff) -> str:

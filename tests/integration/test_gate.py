@@ -176,3 +176,30 @@ def test_install_hook_blocks_an_unblessed_staged_change(repo):
     git(repo, "add", "-A")
     code, out, _ = run(repo, "gate", "--staged")
     assert code == 1 and "refreshed but not blessed" in out
+
+
+def test_a_shallow_clone_without_a_base_commit_says_so_and_still_checks_every_line(repo, tmp_path):
+    refresh_with_swap(repo)
+    git(repo, "commit", "-qam", "refreshed, not blessed")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", repo.as_uri(), str(clone))
+    code, out, _ = run(clone, "gate")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[-2] == (
+        "gate: compared with the empty tree: this clone is shallow and has no base commit; "
+        "fetch the history (e.g. fetch-depth: 0) or pass --base REF to see diffs of calls"
+    )
+    assert "ok       baselines/other.cpin: added since 4b825dc642cb, blessed: initial pins" in lines
+    blocked = "BLOCKED  baselines/test_renewals/renew.cpin: added since 4b825dc642cb"
+    assert any(line.startswith(blocked) for line in lines)
+    code, out, _ = run(repo, "gate", "--format", "json")
+    assert code == 1 and json.loads(out)["note"] is None
+
+
+def test_one_event_is_one_event(repo):
+    baseline(repo / "baselines" / "other.cpin", [("mail.send", 2)])
+    code, out, _ = run(repo, "gate", "--base", "HEAD")
+    assert code == 1
+    assert "the manifest says " in out and ", 1 event; the file is " in out
+    assert "1 events" not in out
