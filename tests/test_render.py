@@ -277,6 +277,11 @@ def test_an_identical_diff_says_so():
     assert "moved" not in text
 
 
+def test_one_event_is_counted_in_the_singular():
+    assert render_text(diff(log_of(A), log_of(A))).splitlines()[-1] == "identical: 1 event"
+    assert render_log(log_of(A)).splitlines()[0] == "# callpin log: 1 event, rules: none"
+
+
 def test_the_stat_view_has_counts_and_summary_only():
     text = render_stat(diff(log_of(A, B), log_of(B, A)))
     assert text.splitlines() == [

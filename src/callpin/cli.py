@@ -25,7 +25,7 @@ from .diff import IGNORABLE, ORDERS, diff
 from .errors import CallpinError, LogFormatError, UsageError
 from .logfile import KIND_CODES, load, replace_file, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
-from .render import printable, render_json, render_log, render_log_json, render_stat, render_text
+from .render import counted, printable, render_json, render_log, render_log_json, render_stat, render_text
 from .render_html import render_html, render_log_html
 
 EXIT_SAME = 0
@@ -278,7 +278,7 @@ def verify_command(logs: tuple[str, ...]) -> int:
             _fail(f"callpin: {exc}")
             failed += 1
             continue
-        click.echo(f"ok: {path}: {len(loaded)} events, fingerprint {loaded.fingerprint}")
+        click.echo(f"ok: {path}: {counted(len(loaded), 'event')}, fingerprint {loaded.fingerprint}")
     return EXIT_ERROR if failed else EXIT_SAME
 
 
@@ -322,7 +322,7 @@ def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
     )
     fingerprint = write_log(destination, frames, rules=ruleset, meta=loaded.meta)
     names = ", ".join(one.name for one in ruleset.rules)
-    click.echo(f"wrote {target}: {len(loaded)} events, rules: {names}, fingerprint {fingerprint}")
+    click.echo(f"wrote {target}: {counted(len(loaded), 'event')}, rules: {names}, fingerprint {fingerprint}")
     return EXIT_SAME
 
 

@@ -387,7 +387,7 @@ def render_stat(diff: Diff, *, color: bool = False) -> str:
 def summary_line(diff: Diff) -> str:
     """`identical: 12 events` or `4 differences: 2 moved, 0 missing, 1 extra, 1 changed`."""
     if diff.same:
-        return f"identical: {len(diff.new)} events"
+        return f"identical: {counted(len(diff.new), 'event')}"
     total = len(diff.ops)
     parts = ", ".join(f"{n} {kind}" for kind, n in diff.summary.items())
     return f"{total} difference{'s' if total != 1 else ''}: {parts}"
