@@ -279,7 +279,7 @@ def test_an_identical_diff_says_so():
 
 def test_one_event_is_counted_in_the_singular():
     assert render_text(diff(log_of(A), log_of(A))).splitlines()[-1] == "identical: 1 event"
-    assert render_log(log_of(A)).splitlines()[0] == "# callpin log: 1 event, rules: none"
+    assert render_log(log_of(A)).splitlines()[0].startswith("# callpin log: 1 event, rules: ")
 
 
 def test_the_stat_view_has_counts_and_summary_only():
