@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 XDIST ?= -n 2
 
-.PHONY: test test-c test-python demo bench sanitize reliability lint typecheck clean
+.PHONY: test test-c test-python browser demo bench sanitize reliability lint typecheck clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,17 @@ $(STAMP): $(PY) pyproject.toml setup.py $(wildcard src/callpin/_speedups.c)
 	CALLPIN_BUILD_SPEEDUPS=1 $(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-test: test-c test-python
+test: browser test-c test-python
+
+# The HTML report tests drive headless Chromium (Debian's package): found here, or installed
+# when this runs as root with apt-get. Without it those tests skip; under CI that is an error.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null \
+		|| { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends chromium >/dev/null; }; }; } \
+		|| { echo "chromium is not installed and cannot be installed here: the HTML browser tests will skip"; \
+		case "$${CI:-}" in ""|0|false|no|off) ;; *) exit 1;; esac; }
 
 test-c: $(STAMP)
 	$(PY) -c "import callpin, sys; print('callpin implementation:', callpin.IMPLEMENTATION); sys.exit(0 if callpin.IMPLEMENTATION == 'c' or not __import__('os').path.exists('src/callpin/_speedups.c') else 1)"

@@ -11,7 +11,8 @@ import os
 from typing import Any, NamedTuple
 
 from callpin._impl import Encoder
-from callpin.logfile import KIND_CODES, Log, write_log
+from callpin.event import KIND_CODES
+from callpin.logfile import Log, write_log
 from callpin.normalize import DEFAULT_RULES, RuleSet
 
 

@@ -17,7 +17,8 @@ from callpin import bite
 from callpin._impl import Encoder
 from callpin.cli import cli as main
 from callpin.errors import BiteError, UsageError
-from callpin.logfile import KIND_CODES, write_log
+from callpin.event import KIND_CODES
+from callpin.logfile import write_log
 
 LABELS = ["billing.charge_card", "billing.send_receipt"]
 

@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 
 from callpin import CorruptLog, Record, RulesMismatch, UsageError, diff
 from callpin import diff as diff_function
-from callpin.diff import ABSENT, Diff, FieldChange, Op
+from callpin.diff import Diff, Op
+from callpin.fields import ABSENT, FieldChange
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES, RuleSet
 from sample_logs import call, frames_of, log_of, mark, raised, renewal, ret, write
 
-# `callpin.diff` is the function; the module behind it, for its tuning constant.
-engine = importlib.import_module("callpin.diff")
+# The alignment module, for its tuning constant.
+engine = importlib.import_module("callpin.align")
 
 A, B, C, D, E, F = (call(f"svc.{name}") for name in "abcdef")
 

@@ -9,7 +9,7 @@ import pytest
 from callpin import diff
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES
-from callpin.render import rows
+from callpin.render_diff import rows
 from callpin.render_html import (
     CALLER,
     LABEL_CHARS,

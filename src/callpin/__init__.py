@@ -29,9 +29,11 @@ from .errors import (
     UnsupportedVersion,
     UsageError,
 )
-from .logfile import Event, Log, load
+from .event import Event
+from .logfile import Log, load
 from .normalize import DEFAULT_RULES, RuleSet, rule
-from .recorder import Pin, Recording, pin, raises, record, returns
+from .pinning import Pin, pin
+from .recorder import Recording, raises, record, returns
 from .spy import target
 
 __version__ = "0.1.0"

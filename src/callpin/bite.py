@@ -32,8 +32,9 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Any
 
+from .atomic import process_alive as _process_alive
 from .errors import BiteError, UsageError
-from .logfile import _process_alive, load
+from .logfile import load
 
 OPERATORS = ("swap", "delete", "duplicate")
 OUTCOMES = ("caught", "timeout", "survived", "error")

@@ -21,12 +21,16 @@ import click
 
 from . import __version__
 from ._impl import Encoder
+from .atomic import replace_file
 from .diff import IGNORABLE, ORDERS, diff
 from .errors import CallpinError, LogFormatError, UsageError
-from .logfile import KIND_CODES, load, replace_file, write_log
+from .event import KIND_CODES
+from .logfile import load, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
-from .render import counted, printable, render_json, render_log, render_log_json, render_stat, render_text
+from .render_diff import render_json, render_stat, render_text
 from .render_html import render_html, render_log_html
+from .render_log import render_log, render_log_json
+from .text import counted, printable
 
 EXIT_SAME = 0
 EXIT_DIFFERENT = 1

@@ -13,6 +13,7 @@ import dataclasses
 import datetime as _dt
 import enum
 import pathlib
+import re
 import struct
 import uuid as _uuid
 from collections import Counter
@@ -49,6 +50,9 @@ EXT_UNENCODABLE = 19
 EXT_INSTANCE = 20
 EXT_CUSTOM = 21
 
+# The first byte of every event frame: a fixarray of its 8 fields (docs/FORMAT.md).
+FRAME_HEAD = 0x98
+
 # Encoding limits. A value past them is recorded as an Unencodable marker, never dropped
 # silently; the reader enforces the same limits (plus headroom for the markers).
 MAX_DEPTH = 64
@@ -60,6 +64,18 @@ MAX_EXT_DEPTH = 100
 MAX_FRAME = 256 * 1024 * 1024
 # How many keys of one map (elements of one set) may share a hash when decoding.
 MAX_SHARED_HASH = 64
+# The reader's bounds on one msgpack object, in msgpack's own option names: every
+# unpacker of a log takes these, so each limit is spelled once and checked alike.
+UNPACK_LIMITS: dict[str, int] = {
+    "max_str_len": MAX_STR,
+    "max_bin_len": MAX_STR,
+    "max_array_len": MAX_ITEMS,
+    "max_map_len": MAX_ITEMS,
+    "max_ext_len": MAX_FRAME,
+}
+# msgpack's own nesting limit: past it, msgpack raises StackError.
+MSGPACK_STACK_DEPTH = 1024
+_LIMIT_NAME = re.compile(r"exceeds (max_[a-z_]+)\(")
 _MAP16, _MAP32 = b"\xde", b"\xdf"
 
 _CANONICAL_NAN = b"\xcb\x7f\xf8\x00\x00\x00\x00\x00\x00"
@@ -502,7 +518,7 @@ class Encoder:
         """One event frame: `[kind, label, args, kwargs, value, error, thread, depth]`."""
         # The int fields of an event are small: one byte each, written here without
         # the general packing (which the rest still get).
-        out = bytearray(b"\x98")
+        out = bytearray((FRAME_HEAD,))
         if type(kind) is int and 0 <= kind < 0x80:
             out.append(kind)
         else:
@@ -968,23 +984,18 @@ class Decoder:
         except (CorruptLog, RecursionError):
             raise
         except msgpack.StackError:
-            raise LimitExceeded(self.path, "value nested deeper than the decoder's stack (1024)", limit=1024) from None
+            raise LimitExceeded(
+                self.path,
+                f"value nested deeper than the decoder's stack ({MSGPACK_STACK_DEPTH})",
+                limit=MSGPACK_STACK_DEPTH,
+            ) from None
         except ValueError as exc:
             raise _limit_or_corrupt(self.path, exc) from None
         except Exception as exc:
             raise CorruptLog(self.path, f"undecodable value ({type(exc).__name__}: {exc})") from None
 
     def _unpack(self, data: bytes | bytearray) -> Any:
-        options: dict[str, Any] = {
-            "ext_hook": self._ext,
-            "raw": False,
-            "strict_map_key": False,
-            "max_str_len": MAX_STR,
-            "max_bin_len": MAX_STR,
-            "max_array_len": MAX_ITEMS,
-            "max_map_len": MAX_ITEMS,
-            "max_ext_len": MAX_FRAME,
-        }
+        options: dict[str, Any] = {"ext_hook": self._ext, "raw": False, "strict_map_key": False, **UNPACK_LIMITS}
         if _MAP16 in data or _MAP32 in data:
             # Maybe a map of 16 keys or more: built here, so keys sharing a hash are caught.
             return msgpack.unpackb(data, object_pairs_hook=_pairs_or_dict, **options)
@@ -1123,10 +1134,17 @@ def _crowded(items: list[Any]) -> bool:
     return max(Counter(map(hash, items)).values()) > MAX_SHARED_HASH
 
 
+def limit_hit(exc: ValueError) -> int | None:
+    """The limit of UNPACK_LIMITS that msgpack's error `exc` says was exceeded, or None."""
+    found = _LIMIT_NAME.search(str(exc))
+    return None if found is None else UNPACK_LIMITS.get(found.group(1))
+
+
 def _limit_or_corrupt(path: str | None, exc: ValueError) -> CorruptLog:
     text = str(exc)
-    if "exceeds max_" in text or "max_" in text:
-        return LimitExceeded(path, f"decoding limit exceeded ({text})", limit=MAX_STR)
+    limit = limit_hit(exc)
+    if limit is not None:
+        return LimitExceeded(path, f"decoding limit exceeded ({text})", limit=limit)
     return CorruptLog(path, f"undecodable value ({text or type(exc).__name__})")
 
 

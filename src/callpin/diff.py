@@ -11,53 +11,26 @@ from __future__ import annotations
 import os
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, islice, pairwise, repeat
+from itertools import compress, islice, pairwise, repeat
 from operator import and_, eq, ge, getitem, gt, is_, itemgetter, lt, not_, sub
-from typing import Any, Final, TypeVar, cast
+from typing import Final, cast
 
 import msgpack
 import xxhash
 
 from . import codec
-from ._impl import Encoder
+from .align import align, complement, unstable
 from .errors import CorruptLog, RulesMismatch, UsageError
-from .logfile import FIELDS, KINDS, Event, Log, load
-from .normalize import NO_RULES, RuleSet
+from .event import FIELDS, KINDS
+from .fields import FieldChange, field_changes
+from .logfile import Log, load
+from .normalize import RuleSet
 
 ORDERS: Final = ("strict", "thread", "none")
 IGNORABLE: Final = FIELDS[2:]
 OP_KINDS: Final = ("moved", "missing", "extra", "changed")
-
-# A gap between anchors with no event unique on both sides is aligned exactly
-# (longest common subsequence) only while old length x new length stays under
-# this many cells; a larger one pairs equal events in order of occurrence, which
-# is near-linear but may report a few more differences than the minimum.
-EXACT_GAP_CELLS = 40_000
-
-_H = TypeVar("_H", bound=Hashable)
-# A range of each sequence being aligned: a[a0:a1] and b[b0:b1].
-_Box = tuple[int, int, int, int]
-
-
-class _Absent:
-    """The side of a field change where the path does not exist."""
-
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-ABSENT: Final = _Absent()
-
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    """One differing field of a `changed` event: its path and both values."""
-
-    path: str
-    old: Any
-    new: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +233,7 @@ class _Side:
         heads: list[bytes] = list(map(itemgetter(slice(2, 4)), frames))
         well_formed = (
             min(map(len, frames), default=4) >= 4
-            and set(map(itemgetter(0), frames)) <= {0x98}
+            and set(map(itemgetter(0), frames)) <= {codec.FRAME_HEAD}
             and max(map(itemgetter(1), frames), default=0) < 0x80
         )
         if not well_formed:
@@ -388,11 +361,11 @@ def _compare_sequences(
     """The ops and the aligned equal pairs (as log indices) of two index sequences."""
     a = list(map(old.digests.__getitem__, old_indices))
     b = list(map(new.digests.__getitem__, new_indices))
-    match = _align(a, b)
+    match = align(a, b)
 
     # Events left out of the alignment that are equal to one left out on the
     # other side are in both logs: they moved. Pair them in order of occurrence.
-    unaligned_new = _complement(list(compress(match, map(ge, match, repeat(0)))), len(b))
+    unaligned_new = complement(list(compress(match, map(ge, match, repeat(0)))), len(b))
     loose_new: dict[int, deque[int]] = {}
     for j in unaligned_new:
         loose_new.setdefault(b[j], deque()).append(j)
@@ -409,7 +382,7 @@ def _compare_sequences(
     is_paired = list(map(ge, match, repeat(0)))
     paired_old = list(compress(range(len(a)), is_paired))
     paired_new = list(compress(match, is_paired))
-    moving = _unstable(paired_new)
+    moving = unstable(paired_new)
     ops = [
         Op(
             "moved",
@@ -447,20 +420,12 @@ def _compare_sequences(
     return ops, pairs
 
 
-def _complement(ascending: list[int], size: int) -> list[int]:
-    """The integers of range(size) missing from an ascending list of some of them."""
-    bounds = [-1, *ascending, size]
-    steps = map(sub, islice(bounds, 1, None), bounds)
-    holes = compress(range(len(bounds) - 1), map(gt, steps, repeat(1)))
-    return [j for k in holes for j in range(bounds[k] + 1, bounds[k + 1])]
-
-
 def _classify_gap(old: _Side, new: _Side, left: list[int], right: list[int]) -> list[Op]:
     if not right:
         return [Op("missing", old.label(i), i, None) for i in left]
     if not left:
         return [Op("extra", new.label(j), None, j) for j in right]
-    match = _align([old.keys[i] for i in left], [new.keys[j] for j in right])
+    match = align([old.keys[i] for i in left], [new.keys[j] for j in right])
     ops: list[Op] = []
     paired = set()
     for k, i in enumerate(left):
@@ -469,7 +434,10 @@ def _classify_gap(old: _Side, new: _Side, left: list[int], right: list[int]) -> 
         else:
             j = right[match[k]]
             paired.add(j)
-            ops.append(Op("changed", old.label(i), i, j, _field_changes(old, new, i, j)))
+            changes = field_changes(
+                old.log[i], new.log[j], old.fields(old.log.frames[i], i), new.fields(new.log.frames[j], j), old.ignore
+            )
+            ops.append(Op("changed", old.label(i), i, j, changes))
     ops.extend(Op("extra", new.label(j), None, j) for j in right if j not in paired)
     return ops
 
@@ -508,278 +476,3 @@ def _compare_counts(old: _Side, new: _Side) -> list[Op]:
         surplus = indices[len(where_old.get(digest, ())) :]
         ops.extend(Op("extra", new.label(j), None, j) for j in surplus)
     return ops
-
-
-# ---------------------------------------------------------------------------
-# Alignment.
-
-
-def _align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
-    """For each index of `a`, the index of `b` it is aligned with, or -1.
-
-    The aligned pairs increase on both sides: a common subsequence. Equal prefixes
-    and suffixes are taken first; the elements that occur once on each side then
-    anchor the range (their longest in-order subsequence, as patience diff does),
-    and every gap between anchors is aligned the same way. Each step is linear or
-    n log n in the range, so mostly-equal sequences align in near-linear time.
-    """
-    if a == b:
-        return list(range(len(a)))
-    match = [-1] * len(a)
-    stack = [(0, len(a), 0, len(b))]
-    while stack:
-        a0, a1, b0, b1 = stack.pop()
-        while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
-            match[a0] = b0
-            a0 += 1
-            b0 += 1
-        while a0 < a1 and b0 < b1 and a[a1 - 1] == b[b1 - 1]:
-            a1 -= 1
-            b1 -= 1
-            match[a1] = b1
-        if a0 == a1 or b0 == b1:
-            continue
-        anchors_a, anchors_b = _unique_pairs(a, b, (a0, a1, b0, b1))
-        if not anchors_a:
-            if (a1 - a0) * (b1 - b0) <= EXACT_GAP_CELLS:
-                for i, j in _common_subsequence(a, b, (a0, a1, b0, b1)):
-                    match[i] = j
-                continue
-            anchors_a, anchors_b = _pairs_in_order(a, b, (a0, a1, b0, b1))
-            if not anchors_a:
-                continue
-        next_a, next_b = a0, b0
-        for k in _increasing(anchors_b):
-            i, j = anchors_a[k], anchors_b[k]
-            match[i] = j
-            if next_a < i and next_b < j:
-                stack.append((next_a, i, next_b, j))
-            next_a, next_b = i + 1, j + 1
-        if next_a < a1 and next_b < b1:
-            stack.append((next_a, a1, next_b, b1))
-    return match
-
-
-def _unique_pairs(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
-    """Indices (in a, in b) of every element occurring once in a[a0:a1] and once in b[b0:b1]."""
-    a0, a1, b0, b1 = box
-    part_a, part_b = a[a0:a1], b[b0:b1]
-    once = _once(part_a)
-    once.intersection_update(_once(part_b))
-    if not once:
-        return [], []
-    where = dict(zip(part_b, range(b0, b1), strict=True))
-    chosen = list(map(once.__contains__, part_a))
-    return (
-        list(compress(range(a0, a1), chosen)),
-        list(map(where.__getitem__, compress(part_a, chosen))),
-    )
-
-
-def _once(items: Sequence[_H]) -> set[_H]:
-    """The elements occurring exactly once in `items`."""
-    tally = Counter(items)
-    return set(compress(tally.keys(), map(eq, tally.values(), repeat(1))))
-
-
-def _pairs_in_order(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
-    """Indices pairing the k-th occurrence of each element in a[a0:a1] with its k-th in b[b0:b1]."""
-    a0, a1, b0, b1 = box
-    where: dict[_H, deque[int]] = {}
-    for j in range(b0, b1):
-        where.setdefault(b[j], deque()).append(j)
-    in_a: list[int] = []
-    in_b: list[int] = []
-    for i in range(a0, a1):
-        waiting = where.get(a[i])
-        if waiting:
-            in_a.append(i)
-            in_b.append(waiting.popleft())
-    return in_a, in_b
-
-
-def _common_subsequence(a: Sequence[_H], b: Sequence[_H], box: _Box) -> list[tuple[int, int]]:
-    """A longest common subsequence of a[a0:a1] and b[b0:b1] as (i, j) pairs (small ranges)."""
-    a0, a1, b0, b1 = box
-    n, m = a1 - a0, b1 - b0
-    # lengths[x][y]: the longest common subsequence of a[a0 + x:a1] and b[b0 + y:b1].
-    lengths = [[0] * (m + 1) for _ in range(n + 1)]
-    for x in range(n - 1, -1, -1):
-        row, below = lengths[x], lengths[x + 1]
-        item = a[a0 + x]
-        for y in range(m - 1, -1, -1):
-            if item == b[b0 + y]:
-                row[y] = below[y + 1] + 1
-            else:
-                row[y] = below[y] if below[y] >= row[y + 1] else row[y + 1]
-    pairs: list[tuple[int, int]] = []
-    x = y = 0
-    while x < n and y < m:
-        if a[a0 + x] == b[b0 + y]:
-            pairs.append((a0 + x, b0 + y))
-            x += 1
-            y += 1
-        elif lengths[x + 1][y] >= lengths[x][y + 1]:
-            x += 1
-        else:
-            y += 1
-    return pairs
-
-
-# ---------------------------------------------------------------------------
-# Longest increasing subsequences, split into independent blocks.
-
-
-def _blocks(values: list[int]) -> list[tuple[int, int]]:
-    """The [start, end) ranges of `values` (distinct) inside which some pair is out of order.
-
-    Every element outside those ranges is greater than all before it and less than
-    all after it, so it belongs to every longest increasing subsequence; the ranges
-    are independent. Found with C-speed scans, so an almost sorted list costs
-    linear time.
-    """
-    if len(values) < 2:
-        return []
-    highest = list(accumulate(values, max))
-    lowest = list(accumulate(reversed(values), min))
-    lowest.reverse()
-    crossings = compress(range(len(values) - 1), map(gt, highest, islice(lowest, 1, None)))
-    blocks: list[tuple[int, int]] = []
-    for k in crossings:
-        if blocks and blocks[-1][1] == k + 1:
-            blocks[-1] = (blocks[-1][0], k + 2)
-        else:
-            blocks.append((k, k + 2))
-    return blocks
-
-
-def _lengths_ending(values: Sequence[int]) -> list[int]:
-    """For each element, the length of the longest increasing subsequence ending with it."""
-    tails: list[int] = []
-    lengths: list[int] = []
-    for value in values:
-        k = bisect_left(tails, value)
-        if k == len(tails):
-            tails.append(value)
-        else:
-            tails[k] = value
-        lengths.append(k + 1)
-    return lengths
-
-
-def _increasing(values: list[int]) -> list[int]:
-    """Positions of a longest increasing subsequence of `values` (distinct)."""
-    dropped: set[int] = set()
-    for start, end in _blocks(values):
-        block = values[start:end]
-        lengths = _lengths_ending(block)
-        # Walk back from the end, taking each time the latest element that
-        # extends the subsequence: a deterministic choice among equals.
-        want = max(lengths)
-        limit: int | None = None
-        keep: set[int] = set()
-        for k in range(len(block) - 1, -1, -1):
-            if lengths[k] == want and (limit is None or block[k] < limit):
-                keep.add(k)
-                limit = block[k]
-                want -= 1
-        dropped.update(start + k for k in range(len(block)) if k not in keep)
-    if not dropped:
-        return list(range(len(values)))
-    return [k for k in range(len(values)) if k not in dropped]
-
-
-def _unstable(values: list[int]) -> set[int]:
-    """Positions of elements (distinct values) not in every longest increasing subsequence."""
-    unstable: set[int] = set()
-    for start, end in _blocks(values):
-        block = values[start:end]
-        ending = _lengths_ending(block)
-        starting = _lengths_ending([-v for v in reversed(block)])
-        starting.reverse()
-        longest = max(ending)
-        on_some = [k for k in range(len(block)) if ending[k] + starting[k] - 1 == longest]
-        per_level = Counter(ending[k] for k in on_some)
-        on_every = {k for k in on_some if per_level[ending[k]] == 1}
-        unstable.update(start + k for k in range(len(block)) if k not in on_every)
-    return unstable
-
-
-# ---------------------------------------------------------------------------
-# Field-by-field differences of a changed event.
-
-
-def _field_changes(old: _Side, new: _Side, i: int, j: int) -> tuple[FieldChange, ...]:
-    """Each differing field of old[i] and new[j] by path; kind and label are equal."""
-    raw_old = old.fields(old.log.frames[i], i)
-    raw_new = new.fields(new.log.frames[j], j)
-    event_old, event_new = old.log[i], new.log[j]
-    canonical: Callable[[Any], bytes] = Encoder(NO_RULES).encode
-    changes: list[FieldChange] = []
-    for k, name in enumerate(FIELDS):
-        if k < 2 or name in old.ignore or raw_old[k] == raw_new[k]:
-            continue
-        before = len(changes)
-        _walk(name, _field(event_old, name), _field(event_new, name), canonical, changes)
-        if len(changes) == before:
-            # Bytes differ where the decoded values look alike (1 and 1.0 inside a
-            # set...): report the whole field rather than nothing.
-            changes.append(FieldChange(name, getattr(event_old, name), getattr(event_new, name)))
-    return tuple(changes)
-
-
-def _field(event: Event, name: str) -> Any:
-    value = getattr(event, name)
-    if name == "args":
-        return list(value)
-    if name == "error" and value is not None:
-        return codec.Record("error", (("type", value[0]), ("message", value[1])))
-    return value
-
-
-def _walk(
-    path: str,
-    old: Any,
-    new: Any,
-    canonical: Callable[[Any], bytes],
-    out: list[FieldChange],
-) -> None:
-    if old is ABSENT or new is ABSENT:
-        out.append(FieldChange(path, old, new))
-        return
-    if canonical(old) == canonical(new):
-        return
-    if type(old) is dict and type(new) is dict:
-        for key in [*old, *(key for key in new if key not in old)]:
-            _walk(
-                _key_path(path, key),
-                old[key] if key in old else ABSENT,
-                new[key] if key in new else ABSENT,
-                canonical,
-                out,
-            )
-    elif type(old) is type(new) and type(old) in (list, tuple):
-        for k in range(max(len(old), len(new))):
-            _walk(
-                f"{path}[{k}]",
-                old[k] if k < len(old) else ABSENT,
-                new[k] if k < len(new) else ABSENT,
-                canonical,
-                out,
-            )
-    elif (
-        isinstance(old, codec.Record)
-        and isinstance(new, codec.Record)
-        and old.type == new.type
-        and [name for name, _ in old.fields] == [name for name, _ in new.fields]
-    ):
-        for (name, before), (_, after) in zip(old.fields, new.fields, strict=True):
-            _walk(f"{path}.{name}", before, after, canonical, out)
-    else:
-        out.append(FieldChange(path, old, new))
-
-
-def _key_path(path: str, key: Any) -> str:
-    if isinstance(key, str) and key.isidentifier():
-        return f"{path}.{key}"
-    return f"{path}[{key!r}]"

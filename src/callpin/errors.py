@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .diff import Diff
-    from .normalize import RuleSet
+from typing import Any
 
 
 class CallpinError(Exception):
@@ -23,10 +19,6 @@ class TargetError(CallpinError, LookupError):
     def __init__(self, target: str, message: str) -> None:
         super().__init__(f"cannot spy {target!r}: {message}")
         self.target = target
-
-
-class EncodeError(CallpinError, ValueError):
-    """A value that cannot be given a canonical form (raised only where a marker will not do)."""
 
 
 class LogFormatError(CallpinError, ValueError):
@@ -89,7 +81,9 @@ class BaselineMissing(CallpinError, AssertionError):
 class RulesMismatch(CallpinError, AssertionError):
     """A baseline and a new recording were normalized with different rules."""
 
-    def __init__(self, message: str, *, old: RuleSet | None = None, new: RuleSet | None = None) -> None:
+    # `old` and `new` are the two `normalize.RuleSet`s; typed loosely so that this module,
+    # the leaf every other imports, imports nothing of callpin.
+    def __init__(self, message: str, *, old: Any = None, new: Any = None) -> None:
         super().__init__(message)
         self.old = old
         self.new = new
@@ -98,7 +92,8 @@ class RulesMismatch(CallpinError, AssertionError):
 class Drift(CallpinError, AssertionError):
     """The recorded interactions differ from the baseline."""
 
-    def __init__(self, path: str, diff: Diff, rendered: str) -> None:
+    # `diff` is the `diff.Diff` found (typed loosely: see RulesMismatch).
+    def __init__(self, path: str, diff: Any, rendered: str) -> None:
         super().__init__(rendered)
         self.path = path
         self.diff = diff

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import manifest
+from .diff import diff
 from .errors import CallpinError, LogFormatError, ManifestError, UsageError
 from .logfile import Log, load
 from .manifest import Entry
-from .render import counted
+from .render_diff import render_text
+from .text import counted
 
 Tree = Literal["worktree", "staged", "committed"]
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -241,9 +243,6 @@ class GateReport:
 
 
 def _interaction_diff(old: Snapshot | None, new: Snapshot | None) -> str | None:
-    from .diff import diff
-    from .render import render_text
-
     if old is not None and new is not None and old.log is not None and new.log is not None:
         try:
             return render_text(diff(old.log, new.log))

@@ -10,20 +10,20 @@ so it depends only on the interactions, never on the header's producer or paths.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import io
 import os
-import secrets
 import struct
 from collections.abc import Iterator, Sequence
-from typing import IO, Any, NamedTuple, overload
+from typing import IO, Any, overload
 
 import msgpack
 import xxhash
 
 from . import codec
+from .atomic import ReplacingFile
 from .errors import CorruptLog, LimitExceeded, LogFormatError, NotALog, TruncatedLog, UnsupportedVersion
+from .event import Event, decode_event
 from .normalize import DEFAULT_RULES, NO_RULES, RuleSet
 
 MAGIC = b"CPIN"
@@ -35,71 +35,6 @@ TRAILER_SIZE = _TRAILER.size
 MAX_HEADER = 1024 * 1024
 MAX_PIPED = 1024 * 1024 * 1024
 _CHUNK = 1 << 20
-_TEMP_SUFFIX = ".callpin-tmp"
-
-KINDS = ("call", "return", "raise", "mark")
-KIND_CODES = {name: code for code, name in enumerate(KINDS)}
-FIELDS = ("kind", "label", "args", "kwargs", "value", "error", "thread", "depth")
-_FRAME_HEAD = 0x98  # fixarray of the 8 fields
-
-
-class Event(NamedTuple):
-    """One recorded interaction, as read back from a log."""
-
-    # `index` (the event's position in its log) shadows tuple.index on purpose: it is
-    # the name every reader of a log uses, and Event is never searched like a tuple.
-    index: int  # type: ignore[assignment]
-    kind: str
-    label: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    value: Any
-    error: tuple[str, str] | None
-    thread: int
-    depth: int
-
-    def render(self) -> str:
-        """One readable line, e.g. `billing.charge_card('card_A', 1500)`."""
-        from .render import render_event
-
-        return render_event(self)
-
-
-def decode_event(frame: bytes, index: int, decoder: codec.Decoder) -> Event:
-    """Decode one event frame; CorruptLog when it is not a well-formed event."""
-    fields = decoder.decode(frame)
-    if not (isinstance(fields, list) and len(fields) == 8):
-        raise CorruptLog(decoder.path, f"event {index} is not an event array", intact=index)
-    kind, label, args, kwargs, value, error, thread, depth = fields
-    well_formed = (
-        type(kind) is int
-        and 0 <= kind < len(KINDS)
-        and type(label) is str
-        and type(args) is list
-        and type(kwargs) is dict
-        and all(type(key) is str for key in kwargs)
-        and (
-            error is None
-            or (type(error) is list and len(error) == 2 and type(error[0]) is str and type(error[1]) is str)
-        )
-        and type(thread) is int
-        and 1 <= thread < 2**64
-        and type(depth) is int
-        and 0 <= depth < 2**64
-    )
-    if not well_formed:
-        raise CorruptLog(decoder.path, f"event {index} is malformed", intact=index)
-    return Event(
-        index,
-        KINDS[kind],
-        label,
-        tuple(args),
-        kwargs,
-        value,
-        None if error is None else (error[0], error[1]),
-        thread,
-        depth,
-    )
 
 
 def encode_header(rules: RuleSet, meta: dict[str, Any] | None) -> bytes:
@@ -134,7 +69,7 @@ class LogWriter:
         meta: dict[str, Any] | None = None,
     ) -> None:
         self.path = os.fspath(path)
-        self._out: _ReplacingFile | None = _ReplacingFile(self.path)
+        self._out: ReplacingFile | None = ReplacingFile(self.path)
         self._out.write(encode_header(rules, meta))
         self._hasher = xxhash.xxh3_64()
         self.count = 0
@@ -193,135 +128,6 @@ def log_bytes(frames: Sequence[bytes], *, rules: RuleSet = DEFAULT_RULES, meta: 
     """The bytes of a whole log held in memory (the same bytes LogWriter writes)."""
     body = b"".join(frames)
     return encode_header(rules, meta) + body + _trailer(len(frames), xxhash.xxh3_64_intdigest(body))
-
-
-def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace the file at `path` with `data` as a log is replaced: whole, or not at all."""
-    _ReplacingFile(os.fspath(path)).commit(data)
-
-
-@contextlib.contextmanager
-def private_copy(path: str | os.PathLike[str], data: bytes) -> Iterator[str]:
-    """`data` written durably to a temporary name beside `path`, removed on exit.
-
-    For writers that publish with `os.link` (which fails rather than replaces) instead
-    of `os.replace`. The name follows the writers' pattern for `path`, so if this
-    process dies first, the next writer of `path` removes it.
-    """
-    out = _ReplacingFile(os.fspath(path))
-    try:
-        out.seal(data)
-        yield out.temp
-    finally:
-        out.abort()
-
-
-# A temporary name adds at most 31 bytes to its target's; a target name longer than
-# this is clipped in the temporary name (with a hash, so that clipped names differ).
-_TEMP_BASE_MAX = 200
-
-
-def _temp_base(base: str) -> str:
-    if len(base.encode("utf-8", "surrogateescape")) <= _TEMP_BASE_MAX:
-        return base
-    digest = xxhash.xxh3_64_hexdigest(base.encode("utf-8", "surrogateescape"))[:12]
-    clipped = base.encode("utf-8", "surrogateescape")[: _TEMP_BASE_MAX - 13]
-    return clipped.decode("utf-8", "ignore") + "~" + digest
-
-
-class _ReplacingFile:
-    """A temporary file in the target's folder that `commit` moves over the target.
-
-    Its name, `.<name>.<pid>-<random>.callpin-tmp`, says which process writes it, so
-    that the next writer of the same target removes it once that process is gone (a
-    SIGKILL runs no clean-up). Its owner calls `abort` or `commit`, which removes it
-    on any failure.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(self._folder, exist_ok=True)
-        base = _temp_base(os.path.basename(path))
-        _remove_dead_temps(self._folder, base)
-        self.temp = os.path.join(self._folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}")
-        fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        self._file: IO[bytes] = os.fdopen(fd, "wb")
-
-    def write(self, data: bytes) -> None:
-        self._file.write(data)
-
-    def seal(self, last: bytes = b"") -> None:
-        """Write `last` and make the temporary file's content durable; closes it."""
-        try:
-            self._file.write(last)
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-        except BaseException:
-            self.abort()
-            raise
-
-    def commit(self, last: bytes = b"") -> None:
-        """Write `last`, make the content durable and move it over the target, atomically."""
-        self.seal(last)
-        try:
-            os.replace(self.temp, self.path)
-        except BaseException:
-            self.abort()
-            raise
-        _fsync_folder(self._folder)
-
-    def abort(self) -> None:
-        """Close and remove the temporary file; the target stays as it was."""
-        self._file.close()
-        _unlink_quietly(self.temp)
-
-
-def _remove_dead_temps(folder: str, base: str) -> None:
-    prefix = f".{base}."
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
-            continue
-        owner = name[len(prefix) : -len(_TEMP_SUFFIX)].split("-", 1)[0]
-        if owner.isdigit() and not _process_alive(int(owner)):
-            _unlink_quietly(os.path.join(folder, name))
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_folder(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------------
@@ -445,11 +251,7 @@ class LogReader:
         hasher = xxhash.xxh3_64()
         unpacker = msgpack.Unpacker(
             max_buffer_size=codec.MAX_FRAME + _CHUNK,
-            max_str_len=codec.MAX_STR,
-            max_bin_len=codec.MAX_STR,
-            max_array_len=codec.MAX_ITEMS,
-            max_map_len=codec.MAX_ITEMS,
-            max_ext_len=codec.MAX_FRAME,
+            **codec.UNPACK_LIMITS,
         )
         window = bytearray()
         window_start = self._body_start
@@ -475,8 +277,8 @@ class LogReader:
             except msgpack.StackError:
                 raise LimitExceeded(
                     self.path,
-                    f"event {count} nested deeper than the decoder's stack (1024)",
-                    limit=1024,
+                    f"event {count} nested deeper than the decoder's stack ({codec.MSGPACK_STACK_DEPTH})",
+                    limit=codec.MSGPACK_STACK_DEPTH,
                     intact=count,
                 ) from None
             except ValueError as exc:
@@ -490,7 +292,7 @@ class LogReader:
             end = self._body_start + unpacker.tell()
             frame = bytes(window[position - window_start : end - window_start])
             position = end
-            if frame[0] != _FRAME_HEAD:
+            if frame[0] != codec.FRAME_HEAD:
                 raise CorruptLog(
                     self.path,
                     f"corrupt at event {count} (not an event frame); {count} events intact",
@@ -531,11 +333,12 @@ class LogReader:
 
 def _frame_error(path: str, count: int, exc: ValueError) -> LogFormatError:
     text = str(exc)
-    if "exceeds" in text or "max_" in text:
+    limit = codec.limit_hit(exc)
+    if limit is not None:
         return LimitExceeded(
             path,
             f"event {count} exceeds a decoding limit ({text}); {count} events intact",
-            limit=codec.MAX_STR,
+            limit=limit,
             intact=count,
         )
     return CorruptLog(

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .atomic import replace_file
 from .errors import ManifestError, UsageError
-from .logfile import replace_file
 
 NAME = "MANIFEST"
 HEADER = (

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .diff import diff
 from .errors import CallpinError, LogFormatError, UsageError
 from .logfile import Log, load
+from .render_diff import render_op
 
 # Variables a cell controls. All of them are removed from the inherited environment,
 # then the cell sets its own, so the parent's values cannot leak into any cell.
@@ -254,9 +256,6 @@ def _last_line(data: bytes) -> str:
 
 
 def _first_difference(old: Log, new: Log) -> str:
-    from .diff import diff
-    from .render import render_op
-
     try:
         found = diff(old, new)
     except CallpinError as exc:

@@ -3,7 +3,7 @@
 One `PinSession` per run holds the mode and the baselines folder and gathers what the
 tests did (written, updated, drifted, missing, used baselines) from the test reports'
 `user_properties`, so the same code works in one process and on an xdist controller.
-Baseline names come from one function, `baseline_stem`; the end-of-run verdict is a
+Baseline names come from one function, `names.baseline_stem`; the end-of-run verdict is a
 `PinReport`, which yields the terminal lines and the JSON document.
 """
 
@@ -13,7 +13,6 @@ import datetime as dt
 import glob
 import json
 import os
-import re
 import shlex
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -21,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import xxhash
 
-from . import recorder
-from .errors import Drift, UsageError
-from .logfile import replace_file
-from .recorder import MODE_VARIABLE, MODES, ci_active, raises, returns
+from .atomic import replace_file
+from .errors import Drift, ModeRefused, UsageError
+from .names import baseline_path, owned
+from .pinning import MODES, Pin, pin, resolve_mode
+from .recorder import Recording, raises, record, returns
 
 if TYPE_CHECKING:
     from pluggy import Result
@@ -38,10 +37,6 @@ QUARANTINE = "callpin_quarantine"
 OUTCOMES = ("written", "updated", "drifted", "missing")
 
 _PROPERTY = "callpin"
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
-_MAX_COMPONENT = 100
-# Device names Windows reserves in every folder, with any extension (`con.cpin` too).
-_RESERVED = frozenset(["CON", "PRN", "AUX", "NUL"] + [f"{port}{n}" for port in ("COM", "LPT") for n in range(1, 10)])
 _WORKER_KEY = "callpin_partial"
 
 
@@ -51,81 +46,6 @@ def today() -> dt.date:
     if forced:
         return dt.date.fromisoformat(forced)
     return dt.datetime.now(dt.UTC).date()
-
-
-# ---------------------------------------------------------------------------
-# Baseline naming: the one place that turns a test id into a path.
-
-
-def _component(text: str) -> str:
-    """One path component that every filesystem accepts and that never escapes its folder.
-
-    Anything outside [A-Za-z0-9._-] becomes `_` and leading and trailing dots are
-    dropped (`..` is never a component; Windows drops trailing dots). Whenever that
-    changed the text, or the text is too long or a name Windows reserves (`CON`,
-    `nul`, `COM1`...), a hash of the original keeps it unique and usable.
-    """
-    cleaned = _SAFE.sub("_", text).strip(".") or "_"
-    reserved = cleaned.split(".", 1)[0].upper() in _RESERVED
-    if reserved:
-        # Windows reserves the name whatever follows its first dot (`nul.txt`).
-        cleaned = cleaned.replace(".", "_", 1)
-    if cleaned != text or len(cleaned) > _MAX_COMPONENT or reserved:
-        digest = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))[:8]
-        cleaned = f"{cleaned[: _MAX_COMPONENT - 9]}-{digest}"
-    return cleaned
-
-
-def _split(nodeid: str) -> tuple[list[str], str]:
-    """A node id as its test file's folders (without `.py`) and its test name, unsanitized.
-
-    The name joins classes and function with `.` and a parameter id with `-`; it is
-    empty for a module's node id. A `..` (a test file outside the rootdir) stays a
-    folder of its own, cleaned like any other, so `../x/test_a.py` and `x/test_a.py`
-    never share a baseline.
-    """
-    file_part, _, rest = nodeid.partition("::")
-    file_path = file_part[:-3] if file_part.endswith(".py") else file_part
-    folders = [part for part in file_path.split("/") if part not in ("", ".")]
-    name, bracket, param = rest.partition("[")
-    test = name.replace("::", ".")
-    if bracket:
-        test = f"{test}-{param[:-1] if param.endswith(']') else param}"
-    return folders, test
-
-
-def baseline_stem(nodeid: str) -> tuple[str, ...]:
-    """Path components of a test's baseline, without `.cpin`: its file's folders, then its name.
-
-    `tests/test_renewals.py::TestRenew::test_renew[active]` gives
-    `("tests", "test_renewals", "TestRenew.test_renew-active")`. Every component is
-    sanitized on its own, so no node id can name a path outside the baselines folder.
-    """
-    folders, test = _split(nodeid)
-    return (*(_component(part) for part in folders), _component(test or "_"))
-
-
-def baseline_path(root: Path, nodeid: str, name: str | None = None) -> Path:
-    """The baseline of test `nodeid` under `root`: `<stem>.cpin`, or `<stem>-<name>.cpin`."""
-    *folders, test = baseline_stem(nodeid)
-    file_name = test if name is None else f"{test}-{_component(name)}"
-    return root.joinpath(*folders, f"{file_name}.cpin")
-
-
-def _owned(nodeid: str, parts: tuple[str, ...], *, collector: bool) -> bool:
-    """Whether the baseline at `parts` (relative to the baselines folder) may belong to `nodeid`.
-
-    A test owns `<stem>.cpin` and its named pins `<stem>-*.cpin`; a module owns its
-    whole folder; a class owns the names that start with it.
-    """
-    folders, test = _split(nodeid)
-    if parts[:-1] != tuple(_component(part) for part in folders):
-        return False
-    if collector:
-        prefix = _SAFE.sub("_", test).strip(".")
-        return not prefix or parts[-1].startswith(f"{prefix}.")
-    stem = _component(test or "_")
-    return parts[-1] == f"{stem}.cpin" or parts[-1].startswith(f"{stem}-")
 
 
 # ---------------------------------------------------------------------------
@@ -354,9 +274,9 @@ class PinSession:
             if key in self.used:
                 continue
             parts = tuple(key.split("/"))
-            if any(_owned(nodeid, parts, collector=False) for nodeid in self._protected_tests):
+            if any(owned(nodeid, parts, collector=False) for nodeid in self._protected_tests):
                 continue
-            if any(_owned(nodeid, parts, collector=True) for nodeid in self._protected_collectors):
+            if any(owned(nodeid, parts, collector=True) for nodeid in self._protected_collectors):
                 continue
             found.append(self.shown(path))
         return found
@@ -519,14 +439,15 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{QUARANTINE}(until, reason): report a drift as xfail until the date (YYYY-MM-DD, UTC), "
         "then fail with 'quarantine expired'",
     )
-    mode = config.getoption("callpin_mode") or os.environ.get(MODE_VARIABLE) or "check"
-    if mode not in MODES:
-        raise pytest.UsageError(f"callpin: {MODE_VARIABLE}={mode!r} is not a mode (choose from {', '.join(MODES)})")
-    if mode != "check" and ci_active() and not config.getoption("help", False):
-        raise pytest.UsageError(
-            f"callpin: mode {mode!r} writes baselines and is refused under CI "
-            f"(CI={os.environ.get('CI')}); refresh baselines locally, review and bless them"
-        )
+    try:
+        mode = resolve_mode(config.getoption("callpin_mode"))
+    except ModeRefused as exc:
+        # `pytest --help` runs no test, so it writes nothing.
+        if not config.getoption("help", False):
+            raise pytest.UsageError(f"callpin: {exc}") from None
+        mode = "check"
+    except UsageError as exc:
+        raise pytest.UsageError(f"callpin: {exc}") from None
     forced = os.environ.get(TODAY_VARIABLE)
     if forced:
         try:
@@ -643,7 +564,7 @@ class PinFixture:
         """This test's baseline path (of the pin called `name`)."""
         return baseline_path(self._session.root, self._node.nodeid, name)
 
-    def pin(self, name: str | None = None, *, spy: SpySpec, **options: Any) -> recorder.Pin:
+    def pin(self, name: str | None = None, *, spy: SpySpec, **options: Any) -> Pin:
         """`callpin.pin(...)` bound to this test's baseline; a second pin in one test needs a name.
 
         The mode is the run's (--callpin-mode, CALLPIN_MODE); `options` are those of
@@ -670,7 +591,7 @@ class PinFixture:
                 else f"{shown} and {self._session.shown_key(held.key)}, the baseline of {held.owner()}, "
                 "differ only in case (one file on macOS and Windows); give this pin another name"
             )
-        return recorder.pin(
+        return pin(
             path,
             spy=spy,
             mode=self._session.mode,
@@ -680,9 +601,9 @@ class PinFixture:
             **options,
         )
 
-    def record(self, path: str | os.PathLike[str] | None = None, *, spy: SpySpec, **options: Any) -> recorder.Recording:
+    def record(self, path: str | os.PathLike[str] | None = None, *, spy: SpySpec, **options: Any) -> Recording:
         """`callpin.record(...)`, unchanged: a log of this block, written only where asked."""
-        return recorder.record(path, spy=spy, **options)
+        return record(path, spy=spy, **options)
 
     def _reporter(self, key: str, name: str | None) -> Callable[[str, str | None], None]:
         def report(outcome: str, note: str | None) -> None:
@@ -712,8 +633,6 @@ __all__ = [
     "PinFixture",
     "PinReport",
     "PinSession",
-    "baseline_path",
-    "baseline_stem",
     "callpin",
     "today",
 ]

@@ -5,27 +5,24 @@ from __future__ import annotations
 import contextvars
 import inspect
 import os
-import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import xxhash
-
 from . import _impl, codec
 from ._impl import Encoder
-from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
-from .logfile import KIND_CODES, Event, Log, decode_event, load, log_bytes, private_copy, write_log
+from .errors import UsageError
+from .event import KIND_CODES, Event, decode_event
+from .export import export_log
+from .logfile import Log, write_log
 from .normalize import DEFAULT_RULES, RuleSet
 from .spy import Handler, Patch, Patcher, Site, SpySpec, TargetSpec, resolve, resolve_one
 
 if TYPE_CHECKING:
-    from .diff import Diff
+    pass
 
 Outcomes: TypeAlias = Literal["raise", "all", "none"]
 OUTCOMES = ("raise", "all", "none")
-
-OUTPUT_DIR_VARIABLE = "CALLPIN_OUTPUT_DIR"
 
 _CALL = KIND_CODES["call"]
 _RETURN = KIND_CODES["return"]
@@ -246,14 +243,9 @@ class Recording:
         """Copy the log into CALLPIN_OUTPUT_DIR when it is set; the path written, else None.
 
         The name comes from `source` (a log path) when given, else from the first
-        spied label. See `output_name` for the rule; a name already taken in the
-        folder gets `-2`, `-3`... before `.cpin`, so no log is ever overwritten there.
+        spied label; see `export.export_log`.
         """
-        folder = os.environ.get(OUTPUT_DIR_VARIABLE)
-        if not folder:
-            return None
-        name = output_name(source, self._labels[0] if self._labels else None)
-        return _write_unique(os.path.join(folder, name), self.frames, self.rules, self.meta)
+        return export_log(source, self._labels[0] if self._labels else None, self.frames, self.rules, self.meta)
 
     # -- the per-call path -----------------------------------------------------------------
 
@@ -463,234 +455,3 @@ def _error(exc: BaseException) -> tuple[str, str]:
 
 # ---------------------------------------------------------------------------
 # CALLPIN_OUTPUT_DIR.
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def output_name(source: str | os.PathLike[str] | None, label: str | None) -> str:
-    """The name a recording's copy gets in CALLPIN_OUTPUT_DIR.
-
-    From a log path, as written, so the name never depends on the working folder:
-    a relative path keeps all its folders, minus `.` and `..`
-    (`baselines/tests/test_renewals/test_renew.cpin` stays that, `../out/renew.cpin`
-    becomes `out/renew.cpin`); an absolute path keeps its last folder and file name
-    (`/tmp/pytest-7/test_renew0/renew.cpin` becomes `test_renew0/renew.cpin`).
-    Without a path: the first spied label, `examples.renewals.billing.charge_card.cpin`
-    (`recording.cpin` when nothing is spied). Characters other than letters, digits,
-    `.`, `_` and `-` become `_`, leading dots are dropped, and the name ends in `.cpin`.
-    A part longer than 100 characters (before `.cpin`) keeps its first 91 and ends in
-    `-` and 8 hex digits of its xxh3-64, so the log and the temporary names written on
-    the way stay within what a file system accepts.
-    """
-    if source is not None:
-        text = os.fspath(source)
-        parts = [part for part in re.split(r"[\\/]+", text) if part not in ("", ".", "..")]
-        if os.path.isabs(text):
-            parts = parts[-2:]
-        parts = parts or ["recording"]
-    else:
-        parts = [label or "recording"]
-    cleaned = [_UNSAFE.sub("_", part).lstrip(".") or "_" for part in parts]
-    cleaned[-1] = cleaned[-1].removesuffix(".cpin")
-    clipped = [_clip(part) for part in cleaned]
-    return "/".join(clipped) + ".cpin"
-
-
-_MAX_OUTPUT_PART = 100
-
-
-def _clip(part: str) -> str:
-    if len(part) <= _MAX_OUTPUT_PART:
-        return part
-    digest = xxhash.xxh3_64_hexdigest(part.encode("ascii"))[:8]
-    return f"{part[: _MAX_OUTPUT_PART - 9]}-{digest}"
-
-
-def _write_unique(path: str, frames: list[bytes], rules: RuleSet, meta: dict[str, Any]) -> str:
-    """Write a log at `path`, or at `stem-2.cpin`, `stem-3.cpin`... if taken; the path used.
-
-    The log is written completely to a private name first and then hard-linked to
-    the first free name, which fails rather than replaces when the name exists: two
-    processes sharing the folder never overwrite each other and no reader ever sees a
-    half-written file.
-    """
-    stem = path[: -len(".cpin")]
-    with private_copy(path, log_bytes(frames, rules=rules, meta=meta)) as private:
-        number = 1
-        while True:
-            candidate = path if number == 1 else f"{stem}-{number}.cpin"
-            try:
-                os.link(private, candidate)
-            except FileExistsError:
-                number += 1
-                continue
-            return candidate
-
-
-# ---------------------------------------------------------------------------
-# pin(): record, then compare with a baseline.
-
-MODES = ("check", "new", "update")
-MODE_VARIABLE = "CALLPIN_MODE"
-PROBE_VARIABLE = "CALLPIN_PROBE"
-_FALSE = ("", "0", "false", "no", "off")
-
-
-def ci_active() -> bool:
-    """Whether the environment says this is CI (`CI` set to a true value)."""
-    return os.environ.get("CI", "").strip().lower() not in _FALSE
-
-
-def resolve_mode(mode: str | None) -> str:
-    """The pin mode: the argument, else CALLPIN_MODE, else `check`; writing modes refused in CI."""
-    chosen = mode or os.environ.get(MODE_VARIABLE) or "check"
-    if chosen not in MODES:
-        raise UsageError(f"unknown pin mode {chosen!r} (choose from {', '.join(MODES)})")
-    if chosen != "check" and ci_active():
-        raise ModeRefused(
-            f"pin mode {chosen!r} writes baselines and is refused under CI "
-            f"(CI={os.environ.get('CI')}); refresh baselines locally and bless them"
-        )
-    return chosen
-
-
-def pin(
-    path: str | os.PathLike[str],
-    *,
-    spy: SpySpec,
-    mode: str | None = None,
-    on_result: Callable[[str, str | None], None] | None = None,
-    create_command: str | None = None,
-    shown_as: str | None = None,
-    **record_options: Any,
-) -> Pin:
-    """Record like `record()`, then compare with the baseline at `path` when the block ends.
-
-    ::
-
-        with callpin.pin("baselines/renew.cpin", spy=["billing.charge_card"]):
-            renewals.renew(case)
-
-    `check` (default) raises `callpin.Drift` when the calls differ, with the rendered
-    diff as its message and the `Diff` as `.diff`, and `BaselineMissing` when there is
-    no baseline; `new` writes a missing baseline; `update` rewrites a differing one.
-    The mode comes from `mode`, else CALLPIN_MODE; under CI, `new` and `update` are
-    refused. A block that raises is not compared: its exception is the failure.
-    `shown_as` is how messages name the baseline (default: `path`), e.g. a path
-    relative to a project's root where `path` is absolute.
-    """
-    return Pin(
-        path,
-        spy=spy,
-        mode=mode,
-        on_result=on_result,
-        create_command=create_command,
-        shown_as=shown_as,
-        **record_options,
-    )
-
-
-class Pin:
-    """The context manager `pin()` returns: a `Recording` compared with a baseline on exit.
-
-    After the block, `outcome` is one of `same`, `written`, `updated`, `drifted`,
-    `missing` (or None when the block raised), and `diff` is the comparison made.
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        spy: SpySpec,
-        mode: str | None = None,
-        on_result: Callable[[str, str | None], None] | None = None,
-        create_command: str | None = None,
-        shown_as: str | None = None,
-        **record_options: Any,
-    ) -> None:
-        self.path = os.fspath(path)
-        self.shown = shown_as or self.path
-        self.mode = resolve_mode(mode)
-        self.recording = Recording(None, spy=spy, **record_options)
-        self.outcome: str | None = None
-        self.diff: Diff | None = None
-        self._on_result = on_result
-        self._create_command = create_command or (
-            f"CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) to write {self.shown}"
-        )
-
-    def __enter__(self) -> Recording:
-        return self.recording.__enter__()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
-        # A failed comparison is reported at the test's `with` line, not inside callpin.
-        __tracebackhide__ = True
-        self.recording.stop()
-        if kind is not None and not issubclass(kind, Exception):
-            return
-        self.recording.export(self.shown)
-        if kind is not None or os.environ.get(PROBE_VARIABLE, "") not in _FALSE:
-            # A raising block is already a failure; a probe run only records.
-            return
-        self._compare()
-
-    def _report(self, outcome: str, note: str | None = None) -> None:
-        self.outcome = outcome
-        if self._on_result is not None:
-            self._on_result(outcome, note)
-
-    def _compare(self) -> None:
-        __tracebackhide__ = True
-        from .diff import diff
-        from .render import render_text, summary_line
-
-        new_log = self.recording.log()
-        if not os.path.exists(self.path):
-            if self.mode == "check":
-                self._report("missing")
-                raise BaselineMissing(self.shown, self._create_command)
-            self.recording.write(self.path)
-            self._report("written", f"wrote {self.shown} ({_count_events(len(new_log))})")
-            return
-        try:
-            with open(self.path, "rb") as file:
-                old_log = load(self.shown, data=file.read())
-        except LogFormatError:
-            if self.mode != "update":
-                raise
-            self.recording.write(self.path)
-            events = _count_events(len(new_log))
-            self._report("updated", f"rewrote unreadable {self.shown} ({events})")
-            return
-        if old_log.rules != new_log.rules:
-            if self.mode == "update":
-                self.recording.write(self.path)
-                self._report("updated", f"rewrote {self.shown} with new normalization rules")
-                return
-            raise RulesMismatch(
-                f"{self.shown} was recorded with rules {_rule_names(old_log.rules)}, "
-                f"this recording uses {_rule_names(new_log.rules)}: re-record the baseline "
-                "(mode 'update') or record with the baseline's rules"
-            )
-        if old_log.fingerprint == new_log.fingerprint and len(old_log) == len(new_log):
-            self._report("same")
-            return
-        self.diff = found = diff(old_log, new_log)
-        if found.same:
-            self._report("same")
-            return
-        if self.mode == "update":
-            self.recording.write(self.path)
-            self._report("updated", f"updated {self.shown}: {summary_line(found)}")
-            return
-        self._report("drifted", f"drifted {self.shown}: {summary_line(found)}")
-        rendered = f"interactions differ from {self.shown}\n{render_text(found)}"
-        raise Drift(self.shown, found, rendered)
-
-
-def _count_events(count: int) -> str:
-    return f"{count} event{'' if count == 1 else 's'}"
-
-
-def _rule_names(rules: RuleSet) -> str:
-    return "[" + ", ".join(name for name, _ in rules.describe()) + "]"

@@ -13,13 +13,16 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from .render import Row, counted, printable, render_event, render_field, rows, summary_line, value_text
+from .event import render_event
+from .render_diff import Row, render_field, rows, summary_line
+from .text import counted, printable, value_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from .diff import Diff
-    from .logfile import Event, Log
+    from .event import Event
+    from .logfile import Log
 
 # Each op kind has a strong colour (its tag) and a tint (its row); no other part
 # of the page uses them, so a row's colour always says its kind.

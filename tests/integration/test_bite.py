@@ -18,7 +18,8 @@ import pytest
 
 from callpin._impl import Encoder
 from callpin.bite import bite as run_bite
-from callpin.logfile import KIND_CODES, write_log
+from callpin.event import KIND_CODES
+from callpin.logfile import write_log
 
 PYTHON = sys.executable
 LABELS = ("billing.charge_card", "billing.send_receipt")

@@ -1,22 +1,18 @@
 """The HTML report in a real browser: headless Chromium loads a known diff's page,
 dumps its DOM and takes a screenshot; each op is checked in the DOM and in the pixels.
 
-Chromium is Debian's `chromium` package. When it is missing and this process is
-root, the set-up installs it with apt-get (updating the package lists first when
-apt does not know the package yet); elsewhere the tests skip and say why.
+Chromium is Debian's `chromium` package, found (or installed) by `make browser`, a step
+of `make test`; a test never installs anything. Without it the tests skip and say why.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import struct
 import subprocess
-import time
 import zlib
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -26,7 +22,6 @@ from callpin.render_html import OP_COLORS, OP_TINTS
 from html_dom import parse, stylesheet_rules
 from sample_logs import call, mark, ret, write
 
-APT_TIMEOUT = 900
 BROWSER_TIMEOUT = 120
 WINDOW = (2400, 640)
 
@@ -64,54 +59,12 @@ KNOWN_OPS = {
 }
 
 
-def _install_chromium(lock_folder: Path) -> tuple[str | None, str]:
-    """Chromium's path, installing Debian's package when missing; else None and why not."""
-    found = shutil.which("chromium")
-    if found:
-        return found, ""
-    if os.geteuid() != 0:
-        return None, "it is not installed and installing it needs root"
-    if shutil.which("apt-get") is None:
-        return None, "it is not installed and there is no apt-get to install it"
-    # pytest-xdist runs this once per worker: the lock lets one worker install
-    # while the others wait, and they find the browser when they get the lock.
-    with open(lock_folder / "chromium-install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = shutil.which("chromium")
-        if found:
-            return found, ""
-        started = time.monotonic()
-        install = ["install", "-y", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=300"]
-        done = _apt(*install, "chromium")
-        if done.returncode != 0:
-            # A fresh machine may not have the package lists yet.
-            _apt("update")
-            done = _apt(*install, "chromium")
-        print(f"apt-get install chromium: exit {done.returncode} after {time.monotonic() - started:.0f}s")
-    found = shutil.which("chromium")
-    if found:
-        return found, ""
-    last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-    return None, f"apt-get could not install it ({last})"
-
-
-def _apt(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["apt-get", *arguments],
-        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        capture_output=True,
-        text=True,
-        timeout=APT_TIMEOUT,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="session")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The path of a headless-capable Chromium, installed when missing and possible."""
-    path, reason = _install_chromium(tmp_path_factory.getbasetemp().parent)
+def chromium() -> str:
+    """The path of headless Chromium: `make browser` (part of `make test`) finds or installs it."""
+    path = os.environ.get("CALLPIN_CHROMIUM") or shutil.which("chromium")
     if path is None:
-        pytest.skip(f"headless Chromium is needed and cannot be had here: {reason}")
+        pytest.skip("headless Chromium is needed: `make browser` installs Debian's chromium package")
     return path
 
 

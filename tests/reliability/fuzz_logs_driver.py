@@ -43,7 +43,8 @@ import callpin
 from callpin._impl import Encoder
 from callpin.cli import cli
 from callpin.errors import LogFormatError
-from callpin.logfile import KIND_CODES, LogReader, log_bytes
+from callpin.event import KIND_CODES
+from callpin.logfile import LogReader, log_bytes
 from callpin.normalize import DEFAULT_RULES, NO_RULES, rule
 
 VECTORS = pathlib.Path(__file__).resolve().parent.parent / "vectors"

@@ -32,7 +32,7 @@ from tests.integration.test_bite import (
     repository_state,
 )
 
-from callpin.pytest_plugin import baseline_path
+from callpin.names import baseline_path
 
 from .conftest import Figures, Scale
 
