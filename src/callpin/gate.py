@@ -10,7 +10,6 @@ baseline without a line; it shows each changed baseline as an interaction diff.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,17 +17,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import manifest
-from .errors import CallpinError, LogFormatError, ManifestError, UsageError
+from .errors import CallpinError, GitError, LogFormatError, ManifestError, UsageError
+from .git import READ_ONLY, run_git
 from .logfile import Log, load
 from .manifest import Entry
 from .render import counted
 
 Tree = Literal["worktree", "staged", "committed"]
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-
-class GitError(CallpinError, RuntimeError):
-    """git could not answer (not a repository, unknown revision...)."""
 
 
 # ---------------------------------------------------------------------------
@@ -40,33 +36,16 @@ class Repository:
 
     def __init__(self, start: str | os.PathLike[str] = ".") -> None:
         try:
-            top = self._run(["rev-parse", "--show-toplevel"], cwd=os.fspath(start)).strip()
+            top = run_git(["rev-parse", "--show-toplevel"], policy=READ_ONLY, cwd=start).text.strip()
         except GitError:
             raise GitError(f"{os.path.abspath(start)} is not inside a git repository") from None
         self.root = Path(top)
 
-    @staticmethod
-    def _run(args: list[str], *, cwd: str, data: bool = False) -> Any:
-        try:
-            done = subprocess.run(
-                ["git", *args],
-                cwd=cwd,
-                capture_output=True,
-                check=False,
-                env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-            )
-        except FileNotFoundError:
-            raise GitError("git is not installed") from None
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(message[-1] if message else f"git {args[0]} failed")
-        return done.stdout if data else done.stdout.decode("utf-8", "surrogateescape")
-
     def git(self, *args: str) -> str:
-        return str(self._run(list(args), cwd=str(self.root)))
+        return run_git(args, policy=READ_ONLY, cwd=self.root).text
 
     def blob(self, spec: str) -> bytes:
-        return bytes(self._run(["cat-file", "blob", spec], cwd=str(self.root), data=True))
+        return run_git(["cat-file", "blob", spec], policy=READ_ONLY, cwd=self.root).stdout
 
     def commit(self, ref: str) -> str:
         try:
