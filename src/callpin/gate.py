@@ -253,9 +253,6 @@ def gate(
     manifest_name = f"{folder}/{manifest.NAME}"
 
     old_files = repo.tree_files(base_commit, folder)
-    old_manifest = (
-        {} if base_commit == EMPTY_TREE else repo.manifest_at(f"{base_commit}:{manifest_name}", manifest_name)
-    )
     new_files, new_manifest = _new_side(repo, folder, tree, manifest_name)
 
     report = GateReport(base_commit, folder, tree)
@@ -273,7 +270,7 @@ def gate(
             else None
         )
         new = _read_new(repo, repo.root / folder / path, new_files.get(path), f"{folder}/{path}")
-        report.verdicts.append(_judge(path, old, new, old_manifest.get(path), new_manifest.get(path), base_commit))
+        report.verdicts.append(_judge(path, old, new, new_manifest.get(path), base_commit))
     return report
 
 
@@ -314,7 +311,6 @@ def _judge(
     path: str,
     old: Snapshot | None,
     new: Snapshot | None,
-    old_entry: Entry | None,
     entry: Entry | None,
     base: str,
 ) -> Verdict:
