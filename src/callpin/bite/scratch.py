@@ -33,6 +33,8 @@ from .project import Project, git_at, skipped
 BRANCH_PREFIX = "callpin-bite"
 
 _OUTPUT_TAIL = 20
+# The hook reads the same two names: it runs on the standard library alone, so it
+# cannot import them from here.
 _MARKER_ENV = "CALLPIN_BITE_MARKER"
 _WATCH_ENV = "CALLPIN_BITE_WATCH"
 _HOOK = Path(__file__).with_name("_hook.py")
