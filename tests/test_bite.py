@@ -1,10 +1,11 @@
-"""bite.py: labels, call sites, mutants made from source text, the report, the start-up hook."""
+"""callpin.bite: labels, call sites, mutants made from source text, the report, the start-up hook."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,10 +16,14 @@ from click.testing import CliRunner
 
 from callpin import bite
 from callpin._impl import Encoder
+from callpin.bite.runner import _bar
+from callpin.bite.scratch import _HOOK, Scratch, _import_root, _module_name
+from callpin.bite.signals import SignalGuard
 from callpin.cli import cli as main
 from callpin.errors import BiteError, UsageError
 from callpin.event import KIND_CODES
 from callpin.logfile import write_log
+from callpin.progress import Progress
 
 LABELS = ["billing.charge_card", "billing.send_receipt"]
 
@@ -420,9 +425,9 @@ class FakeTerminal(io.StringIO):
 def test_progress_is_drawn_on_a_terminal_only() -> None:
     terminal, pipe = FakeTerminal(), io.StringIO()
     for stream in (terminal, pipe):
-        bar = bite._Progress(stream, 2)
-        bar.advance()
-        bar.advance()
+        bar = Progress(stream, _bar)
+        bar(1, 2)
+        bar(2, 2)
     assert terminal.getvalue().endswith("\rbite [" + "#" * 24 + "] 2/2 mutants\n")
     assert "1/2 mutants" in terminal.getvalue()
     assert pipe.getvalue() == ""
@@ -440,7 +445,7 @@ def test_default_timeout_follows_the_unmutated_run_with_a_floor() -> None:
 def run_hooked(tmp_path: Path, code: str, watch: list[str], extra_path: list[Path] = ()) -> list[list[str]]:
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_bytes(bite._HOOK.read_bytes())
+    (hook / "sitecustomize.py").write_bytes(_HOOK.read_bytes())
     marker = tmp_path / "marker"
     env = {
         **os.environ,
@@ -471,10 +476,10 @@ def test_the_hook_runs_the_sitecustomize_it_shadows(tmp_path: Path) -> None:
 def test_the_module_name_comes_from_the_package_folders(tmp_path: Path) -> None:
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
-    assert bite._module_name(tmp_path, "src/pkg/billing.py") == "pkg.billing"
-    assert bite._module_name(tmp_path, "src/pkg/__init__.py") == "pkg"
-    assert bite._import_root(tmp_path, "src/pkg/billing.py") == tmp_path / "src"
-    assert bite._module_name(tmp_path, "renewals.py") == "renewals"
+    assert _module_name(tmp_path, "src/pkg/billing.py") == "pkg.billing"
+    assert _module_name(tmp_path, "src/pkg/__init__.py") == "pkg"
+    assert _import_root(tmp_path, "src/pkg/billing.py") == tmp_path / "src"
+    assert _module_name(tmp_path, "renewals.py") == "renewals"
 
 
 # ---------------------------------------------------------------------------
@@ -538,7 +543,7 @@ def test_a_bite_error_prints_the_commands_output_before_the_line(
 def test_signals_during_cleanup_wait_for_it_and_sigint_is_raised_after() -> None:
     cleaned = []
     with pytest.raises(KeyboardInterrupt):
-        with bite._SignalGuard() as guard:
+        with SignalGuard() as guard:
             guard.hold()
             signal.raise_signal(signal.SIGINT)
             cleaned.append(True)
@@ -551,7 +556,7 @@ def test_sigterm_cleans_up_then_reaches_the_callers_handler() -> None:
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: delivered.append(signum))
     try:
         with pytest.raises(SystemExit) as stopped:
-            with bite._SignalGuard():
+            with SignalGuard():
                 try:
                     signal.raise_signal(signal.SIGTERM)
                 finally:
@@ -564,12 +569,12 @@ def test_sigterm_cleans_up_then_reaches_the_callers_handler() -> None:
 
 def test_a_scratch_copy_that_cannot_be_made_is_a_bite_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "project").mkdir()
-    scratch = bite._Scratch(bite.Project(tmp_path / "project", None), {}, "true")
+    scratch = Scratch(bite.Project(tmp_path / "project", None), {}, "true")
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(bite.shutil, "copytree", refuse)
+    monkeypatch.setattr(shutil, "copytree", refuse)
     try:
         with pytest.raises(BiteError, match=r"cannot make the scratch copy m-1: .*No space left"):
             scratch.attempt("m-1", {}, [], None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -23,8 +22,9 @@ from . import __version__
 from ._impl import Encoder
 from .atomic import replace_file
 from .diff import IGNORABLE, ORDERS, diff
-from .errors import CallpinError, LogFormatError, UsageError
+from .errors import CallpinError, GitError, LogFormatError, UsageError
 from .event import KIND_CODES
+from .git import CALLER, run_git
 from .logfile import load, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
 from .render_diff import render_json, render_stat, render_text
@@ -385,13 +385,12 @@ def git_setup_command() -> int:
 
 def _git(*args: str, allow_failure: bool = False) -> str:
     try:
-        done = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        raise UsageError("git-setup needs git, and git is not installed") from None
-    if done.returncode != 0 and not allow_failure:
-        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
-        raise UsageError(f"git {args[0]} failed: {reason}")
-    return done.stdout
+        return run_git(args, policy=CALLER, check=not allow_failure).text
+    except GitError as exc:
+        if exc.returncode is None:
+            raise UsageError("git-setup needs git, and git is not installed") from None
+        reason = (exc.stderr.strip().splitlines() or [f"exit status {exc.returncode}"])[0]
+        raise UsageError(f"git {args[0]} failed: {reason}") from None
 
 
 # ---------------------------------------------------------------------------

@@ -103,6 +103,19 @@ class ModeRefused(UsageError):
     """A writing mode (new, update) asked for where writing baselines is not allowed (CI)."""
 
 
+class GitError(CallpinError, RuntimeError):
+    """git could not answer (not installed, not a repository, unknown revision...).
+
+    `returncode` is git's exit status (None when git could not be started) and `stderr`
+    what it printed, for a caller that words the failure its own way.
+    """
+
+    def __init__(self, message: str, *, returncode: int | None = None, stderr: str = "") -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr = stderr
+
+
 class BiteError(CallpinError, RuntimeError):
     """`callpin bite` could not run its mutants (the unmutated command fails, git refuses...)."""
 

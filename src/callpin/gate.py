@@ -10,7 +10,6 @@ baseline without a line; it shows each changed baseline as an interaction diff.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,7 +18,8 @@ from typing import Any, Literal
 
 from . import manifest
 from .diff import diff
-from .errors import CallpinError, LogFormatError, ManifestError, UsageError
+from .errors import CallpinError, GitError, LogFormatError, ManifestError, UsageError
+from .git import READ_ONLY, run_git
 from .logfile import Log, load
 from .manifest import Entry
 from .render_diff import render_text
@@ -27,10 +27,6 @@ from .text import counted
 
 Tree = Literal["worktree", "staged", "committed"]
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-
-class GitError(CallpinError, RuntimeError):
-    """git could not answer (not a repository, unknown revision...)."""
 
 
 # ---------------------------------------------------------------------------
@@ -42,33 +38,16 @@ class Repository:
 
     def __init__(self, start: str | os.PathLike[str] = ".") -> None:
         try:
-            top = self._run(["rev-parse", "--show-toplevel"], cwd=os.fspath(start)).strip()
+            top = run_git(["rev-parse", "--show-toplevel"], policy=READ_ONLY, cwd=start).text.strip()
         except GitError:
             raise GitError(f"{os.path.abspath(start)} is not inside a git repository") from None
         self.root = Path(top)
 
-    @staticmethod
-    def _run(args: list[str], *, cwd: str, data: bool = False) -> Any:
-        try:
-            done = subprocess.run(
-                ["git", *args],
-                cwd=cwd,
-                capture_output=True,
-                check=False,
-                env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-            )
-        except FileNotFoundError:
-            raise GitError("git is not installed") from None
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(message[-1] if message else f"git {args[0]} failed")
-        return done.stdout if data else done.stdout.decode("utf-8", "surrogateescape")
-
     def git(self, *args: str) -> str:
-        return str(self._run(list(args), cwd=str(self.root)))
+        return run_git(args, policy=READ_ONLY, cwd=self.root).text
 
     def blob(self, spec: str) -> bytes:
-        return bytes(self._run(["cat-file", "blob", spec], cwd=str(self.root), data=True))
+        return run_git(["cat-file", "blob", spec], policy=READ_ONLY, cwd=self.root).stdout
 
     def commit(self, ref: str) -> str:
         try:
@@ -273,9 +252,6 @@ def gate(
     manifest_name = f"{folder}/{manifest.NAME}"
 
     old_files = repo.tree_files(base_commit, folder)
-    old_manifest = (
-        {} if base_commit == EMPTY_TREE else repo.manifest_at(f"{base_commit}:{manifest_name}", manifest_name)
-    )
     new_files, new_manifest = _new_side(repo, folder, tree, manifest_name)
 
     report = GateReport(base_commit, folder, tree)
@@ -293,7 +269,7 @@ def gate(
             else None
         )
         new = _read_new(repo, repo.root / folder / path, new_files.get(path), f"{folder}/{path}")
-        report.verdicts.append(_judge(path, old, new, old_manifest.get(path), new_manifest.get(path), base_commit))
+        report.verdicts.append(_judge(path, old, new, new_manifest.get(path), base_commit))
     return report
 
 
@@ -334,7 +310,6 @@ def _judge(
     path: str,
     old: Snapshot | None,
     new: Snapshot | None,
-    old_entry: Entry | None,
     entry: Entry | None,
     base: str,
 ) -> Verdict:

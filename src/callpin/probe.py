@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .diff import diff
 from .errors import CallpinError, LogFormatError, UsageError
 from .logfile import Log, load
+from .progress import Progress
 from .render_diff import render_op
 
 # Variables a cell controls. All of them are removed from the inherited environment,
@@ -371,15 +372,7 @@ def _cell_outcome(
     return "ok"
 
 
-def progress_printer(stream: Any = sys.stderr) -> Callable[[int, int], None] | None:
+def progress_printer(stream: IO[str] | None = sys.stderr) -> Callable[[int, int], None] | None:
     """A progress line on a terminal; None when stderr is not one."""
-    if not getattr(stream, "isatty", lambda: False)():
-        return None
-
-    def show(done: int, total: int) -> None:
-        stream.write(f"\rprobe: {done}/{total} runs")
-        if done == total:
-            stream.write("\n")
-        stream.flush()
-
-    return show
+    printer = Progress(stream, lambda done, total: f"probe: {done}/{total} runs")
+    return printer if printer.shown else None

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from callpin._impl import Encoder
-from callpin.bite import bite as run_bite
 from callpin.event import KIND_CODES
 from callpin.logfile import write_log
+from gitrepo import commit_all, git, new_repository
 
 PYTHON = sys.executable
 LABELS = ("billing.charge_card", "billing.send_receipt")
@@ -77,6 +77,7 @@ def test_renew_returns_renewed():
 PYTEST = f"{PYTHON} -m pytest -x -q -p no:cacheprovider tests"
 CHECK = ("--test", f"{PYTHON} check.py")
 BOTH_LABELS = ("--label", LABELS[0], "--label", LABELS[1])
+THREE_LABELS = (*BOTH_LABELS, "--label", "billing.notify")
 
 
 def checker(expected: list[str], when_wrong: str = "raise SystemExit(1)") -> str:
@@ -102,26 +103,13 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=callpin", "-c", "user.email=callpin@example.invalid", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**child_env(), "GIT_OPTIONAL_LOCKS": "0"},
-    ).stdout
-
-
 def make_project(root: Path, files: dict[str, str], *, use_git: bool = True) -> Path:
     root.mkdir()
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     if use_git:
-        git(root, "init", "-q", "-b", "main")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "legacy renewals")
+        new_repository(root, commit="legacy renewals")
     return root
 
 
@@ -152,9 +140,7 @@ def renewals_project(root: Path, test: str, *, use_git: bool = True) -> Path:
     project = make_project(root, files, use_git=False)
     write_baseline(project)
     if use_git:
-        git(project, "init", "-q", "-b", "main")
-        git(project, "add", "-A")
-        git(project, "commit", "-q", "-m", "legacy renewals, pinned")
+        new_repository(project, commit="legacy renewals, pinned")
     return project
 
 
@@ -420,33 +406,40 @@ def test_a_project_outside_git_runs_in_temporary_copies(tmp_path: Path) -> None:
 # Acceptance: parallel jobs and the timeout
 
 
-def test_two_jobs_run_mutants_in_parallel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_jobs_run_mutants_in_parallel(tmp_path: Path) -> None:
+    # Each mutant's check waits in a rendezvous folder until a second check is there
+    # with it; the first pair to meet writes both pids to `met`, and every later check
+    # then goes at once. Run one at a time, no check ever meets another.
+    rendezvous = tmp_path / "rendezvous"
+    rendezvous.mkdir()
+    meet = (
+        "here = os.path.join(os.environ['RENDEZVOUS'], str(os.getpid()))\n"
+        "open(here, 'w').close()\n"
+        "for _ in range(600):\n"
+        "    present = sorted(name for name in os.listdir(os.environ['RENDEZVOUS']) if name != 'met')\n"
+        "    if len(present) >= 2:\n"
+        "        print(*present, file=open(os.path.join(os.environ['RENDEZVOUS'], 'met'), 'w'))\n"
+        "    if len(present) >= 2 or os.path.exists(os.path.join(os.environ['RENDEZVOUS'], 'met')):\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "os.remove(here)\n"
+        "raise SystemExit(1)"
+    )
     renew_three = RENEWALS.replace('    return "renewed"', '    billing.notify(case["email"])\n    return "renewed"')
     project = make_project(
         tmp_path / "repo",
         {
             "billing.py": BILLING,
             "renewals.py": renew_three,
-            "check.py": checker(["charge_card", "send_receipt", "notify"], "time.sleep(1); raise SystemExit(1)"),
+            "check.py": checker(["charge_card", "send_receipt", "notify"], meet),
         },
     )
-    # Through the library, so the clock sees bite's run (the unmutated command, then the
-    # six mutants) and not an interpreter starting up.
-    monkeypatch.chdir(project)
-    for name in [key for key in os.environ if key.startswith("PYTEST_")]:
-        monkeypatch.delenv(name)
-    labels = ["billing.charge_card", "billing.send_receipt", "billing.notify"]
-    started = time.monotonic()
-    report = run_bite(
-        ["renewals.py"],
-        test=f"{PYTHON} check.py",
-        labels=labels,
-        operators=["delete", "duplicate"],
-        jobs=2,
-    )
-    elapsed = time.monotonic() - started
-    assert [result.outcome for result in report.results] == ["caught"] * 6
-    assert elapsed < 5, f"6 one-second mutants on 2 jobs took {elapsed:.1f}s"
+    options = ("--operators", "delete,duplicate", "--jobs", "2", "--timeout", "120", "--format", "json")
+    done = bite(project, *CHECK, *THREE_LABELS, *options, "renewals.py", RENDEZVOUS=str(rendezvous))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [m["outcome"] for m in json.loads(done.stdout)["mutants"]] == ["caught"] * 6
+    met = (rendezvous / "met").read_text().split()
+    assert len(set(met)) == 2, met
 
 
 def test_a_hanging_mutant_is_stopped_by_the_timeout_with_its_whole_group(tmp_path: Path) -> None:
@@ -521,12 +514,7 @@ def test_uncommitted_and_untracked_source_files_travel_into_the_scratch_copies(
         project,
         "--test",
         f"{PYTHON} tests/check.py",
-        "--label",
-        "billing.charge_card",
-        "--label",
-        "billing.send_receipt",
-        "--label",
-        "billing.notify",
+        *THREE_LABELS,
         "--operators",
         "delete",
         "--format",
@@ -643,8 +631,7 @@ def test_a_source_symlink_out_of_the_project_is_refused_and_its_target_left_alon
         {"billing.py": BILLING, "check.py": checker(["charge_card", "send_receipt"])},
     )
     (project / "renewals.py").symlink_to(outside / "renewals.py")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "renewals live elsewhere")
+    commit_all(project, "renewals live elsewhere")
     before = repository_state(project)
 
     done = bite(project, *CHECK, *BOTH_LABELS, ".")
@@ -669,8 +656,7 @@ def test_a_symlink_inside_the_project_is_never_written_through(tmp_path: Path) -
     )
     # An absolute link: in a scratch worktree it still points at the user's own file.
     (project / "renewals.py").symlink_to(project / "impl" / "renewals.py")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "renewals through a link")
+    commit_all(project, "renewals through a link")
     before = repository_state(project)
 
     done = bite(project, *CHECK, *BOTH_LABELS, ".")

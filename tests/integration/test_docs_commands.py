@@ -18,7 +18,6 @@ import glob
 import os
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from click.testing import CliRunner
 
 import callpin
 from callpin.cli import cli
+from gitrepo import git, new_repository
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -80,10 +80,6 @@ def _documented() -> list[tuple[str, list[tuple[int, str, list[str]]]]]:
     return documents
 
 
-def _git(project: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
-
-
 def _scratch_project(tmp_path: Path, make_module) -> Path:
     """The layout the docs talk about: a git repository with blessed baselines."""
     project = tmp_path / "project"
@@ -113,12 +109,8 @@ def _scratch_project(tmp_path: Path, make_module) -> Path:
     log(project / "raw.cpin", receipt_first=False, normalize=callpin.RuleSet(()))
     shutil.copy(project / "baselines" / "renew.cpin", project / "a.cpin")
     shutil.copy(project / "actual.cpin", project / "b.cpin")
-    _git(project, "init", "-q", "-b", "main")
-    _git(project, "config", "user.email", "docs@example.com")
-    _git(project, "config", "user.name", "docs")
-    _git(project, "add", "-A")
-    _git(project, "commit", "-q", "-m", "baselines")
-    _git(project, "update-ref", "refs/remotes/origin/main", "HEAD")
+    new_repository(project, commit="baselines")
+    git(project, "update-ref", "refs/remotes/origin/main", "HEAD")
     return project
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,7 @@ from click.testing import CliRunner
 from callpin._impl import Encoder
 from callpin.cli import cli as main
 from callpin.logfile import write_log
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+from gitrepo import commit_all, git, new_repository
 
 
 def baseline(path: Path, calls: list[tuple[str, int]]) -> None:
@@ -48,7 +37,7 @@ def run(repo: Path, *args: str) -> tuple[int, str, str]:
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / "baselines" / "test_renewals").mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
+    new_repository(root)
     baseline(
         root / "baselines" / "test_renewals" / "renew.cpin",
         [("billing.charge_card", 1500), ("billing.send_receipt", 1500)],
@@ -57,8 +46,7 @@ def repo(tmp_path: Path) -> Path:
     (root / "app.py").write_text("x = 1\n")
     code, _, err = run(root, "bless", "--all-changed", "--reason", "initial pins")
     assert code == 0, err
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "pins")
+    commit_all(root, "pins")
     return root
 
 

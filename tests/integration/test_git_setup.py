@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
 from click.testing import CliRunner
 
 from callpin.cli import GIT_ATTRIBUTE, TEXTCONV, cli
+from gitrepo import commit_all, git, new_repository
 from sample_logs import renewal, write
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -25,22 +25,11 @@ def repo(tmp_path, monkeypatch):
         "HOME": str(home),
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CEILING_DIRECTORIES": str(tmp_path),
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
     }.items():
         monkeypatch.setenv(name, value)
-    work = tmp_path / "work"
-    work.mkdir()
+    work = new_repository(tmp_path / "work")
     monkeypatch.chdir(work)
-    git("init", "--quiet")
     return work
-
-
-def git(*args: str) -> str:
-    done = subprocess.run(["git", *args], capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 def setup() -> object:
@@ -50,7 +39,7 @@ def setup() -> object:
 def test_git_setup_adds_the_textconv_driver_and_the_attribute(repo):
     result = setup()
     assert result.exit_code == 0, result.output
-    assert git("config", "--get", "diff.callpin.textconv").strip() == TEXTCONV
+    assert git(repo, "config", "--get", "diff.callpin.textconv").strip() == TEXTCONV
     assert (repo / ".gitattributes").read_text() == GIT_ATTRIBUTE + "\n"
 
 
@@ -59,7 +48,7 @@ def test_git_setup_twice_changes_nothing_more(repo):
     result = setup()
     assert result.exit_code == 0
     assert "already" in result.stdout
-    assert git("config", "--get-all", "diff.callpin.textconv").splitlines() == [TEXTCONV]
+    assert git(repo, "config", "--get-all", "diff.callpin.textconv").splitlines() == [TEXTCONV]
     assert (repo / ".gitattributes").read_text() == GIT_ATTRIBUTE + "\n"
 
 
@@ -103,10 +92,9 @@ def test_git_diff_of_a_changed_baseline_shows_the_calls(repo, monkeypatch):
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     setup()
     write(repo / "baselines" / "renew.cpin", *renewal(amount=0))
-    git("add", ".")
-    git("commit", "--quiet", "-m", "baseline")
+    commit_all(repo, "baseline")
     write(repo / "baselines" / "renew.cpin", *renewal(amount=-250))
-    shown = git("diff")
+    shown = git(repo, "diff")
     assert "-billing.charge_card('card_A', amount=0, currency='usd')" in shown.splitlines()
     assert "+billing.charge_card('card_A', amount=-250, currency='usd')" in shown.splitlines()
     assert "Binary files" not in shown

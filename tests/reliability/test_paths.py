@@ -27,12 +27,12 @@ from tests.integration.test_bite import (
     RENEWALS,
     checker,
     child_env,
-    git,
     make_project,
     repository_state,
 )
 
 from callpin.names import baseline_path
+from gitrepo import commit_all
 
 from .conftest import Figures, Scale
 
@@ -299,8 +299,7 @@ def test_bite_refuses_sources_that_lead_out_of_the_project_and_touches_nothing(
     (project / "src" / "out_file.py").symlink_to(outside / "renewals.py")
     (project / "src" / "out_rel.py").symlink_to(Path("..", "..", "outside", "deep", "renewals.py"))
     (project / "linked").symlink_to(outside / "deep", target_is_directory=True)
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "links out of the project")
+    commit_all(project, "links out of the project")
     sources = [
         [str(outside / "renewals.py")],
         ["../outside/renewals.py"],
