@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from callpin import CorruptLog, Record, RulesMismatch, UsageError, diff
 from callpin import diff as diff_function
-from callpin.diff import Diff, Op
+from callpin.diff import Counts, Diff, Op
 from callpin.fields import ABSENT, FieldChange
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES, RuleSet
@@ -216,27 +216,43 @@ def test_a_duplicated_call_is_one_extra_and_its_count_goes_from_2_to_3():
     charge = call("billing.charge_card", "card_A", 1500)
     result = diff(log_of(A, charge, B, charge), log_of(A, charge, charge, B, charge))
     assert kinds(result) == ["extra"]
-    assert result.counts["billing.charge_card"] == (2, 3)
-    assert result.counts["svc.a"] == (1, 1)
+    assert result.counts["billing.charge_card"].calls == (2, 3)
+    assert result.counts["svc.a"] == Counts(calls=(1, 1))
 
 
 @pytest.mark.parametrize("size", [31, 32, 255, 256, 70_000])
 def test_labels_of_any_length_are_counted_and_named(size):
     label = "svc." + "x" * (size - 4)
     result = diff(log_of(call(label, 1), A), log_of(call(label, 2), A, call(label, 3)))
-    assert result.counts == {label: (1, 2), "svc.a": (1, 1)}
+    assert result.counts == {label: Counts(calls=(1, 2)), "svc.a": Counts(calls=(1, 1))}
     assert [(op.op, op.label) for op in result.ops] == [("changed", label), ("extra", label)]
 
 
 def test_a_label_that_is_not_valid_utf8_is_counted_and_named():
     label = "svc.\udcff"
     result = diff(log_of(call(label)), log_of(call(label), call(label)))
-    assert result.counts == {label: (1, 2)}
+    assert result.counts == {label: Counts(calls=(1, 2))}
+
+
+def test_counts_count_calls_apart_from_their_returns_and_raises():
+    old = log_of(call("svc.charge"), ret("svc.charge", 1), call("svc.notify"), mark("returned", 1))
+    new = log_of(
+        call("svc.charge"), raised("svc.charge", "ValueError", "declined"), call("svc.notify"), call("svc.notify")
+    )
+    result = diff(old, new)
+    assert result.counts["svc.charge"] == Counts(calls=(1, 1), returns=(1, 0), raises=(0, 1))
+    assert result.counts["svc.notify"] == Counts(calls=(1, 2))
+    assert result.counts["returned"] == Counts(marks=(1, 0))
+    assert result.counts["svc.charge"].differs and not Counts(calls=(2, 2)).differs
 
 
 def test_counts_cover_labels_of_both_logs_in_order():
     result = diff(log_of(B, A, A), log_of(B, C))
-    assert result.counts == {"svc.a": (2, 0), "svc.b": (1, 1), "svc.c": (0, 1)}
+    assert {label: counts.calls for label, counts in result.counts.items()} == {
+        "svc.a": (2, 0),
+        "svc.b": (1, 1),
+        "svc.c": (0, 1),
+    }
 
 
 def test_identical_repeated_calls_reordered_among_themselves_are_not_reported():
@@ -254,7 +270,7 @@ def test_a_repeated_call_inserted_early_shifts_no_other_occurrence():
     new = [tick, F, tick, call("svc.a", 1), tick, call("svc.a", 2), tick, call("svc.a", 3)]
     result = diff(log_of(*old), log_of(*new))
     assert kinds(result) == ["extra", "extra"]
-    assert result.counts["db.commit"] == (3, 4)
+    assert result.counts["db.commit"].calls == (3, 4)
 
 
 def test_a_gap_without_unique_events_gets_the_smallest_explanation():
@@ -331,7 +347,7 @@ def test_no_order_ignores_any_reordering():
 def test_no_order_reports_a_duplicate_as_one_extra():
     result = diff(log_of(A, B), log_of(B, A, B), order="none")
     assert ops_of(result) == [("extra", None, 2)]
-    assert result.counts["svc.b"] == (1, 2)
+    assert result.counts["svc.b"].calls == (1, 2)
 
 
 def test_no_order_reports_a_changed_call_as_missing_and_extra():
@@ -443,8 +459,8 @@ def test_every_event_is_accounted_for_exactly_once(exact_cells, old, new):
         if op.op == "changed":
             assert op.fields and old_log[op.old].label == new_log[op.new].label
     assert result.same == (old == new)
-    assert sum(n for n, _ in result.counts.values()) == len(old)
-    assert sum(n for _, n in result.counts.values()) == len(new)
+    assert sum(old_count for counts in result.counts.values() for old_count, _ in counts) == len(old)
+    assert sum(new_count for counts in result.counts.values() for _, new_count in counts) == len(new)
 
 
 def test_a_missing_event_after_a_changed_one_is_placed_after_it():

@@ -10,7 +10,7 @@ import pytest
 from callpin import diff
 from callpin.fields import ABSENT, FieldChange
 from callpin.render_diff import render_field, render_json, render_stat, render_text, rows
-from sample_logs import call, log_of
+from sample_logs import call, log_of, mark, raised, ret
 
 A, B, C = (call(f"svc.{name}") for name in "abc")
 
@@ -109,7 +109,7 @@ def test_the_count_table_and_the_summary_close_the_report():
     lines = text.splitlines()
     assert lines[-1] == "1 difference: 0 moved, 0 missing, 1 extra, 0 changed"
     assert re.fullmatch(r"  billing\.charge_card +2 → 3", lines[-3])
-    assert lines[-4] == "counts:"
+    assert re.fullmatch(r"counts: +calls", lines[-4])
 
 
 def test_an_identical_diff_says_so():
@@ -125,11 +125,27 @@ def test_one_event_is_counted_in_the_singular():
 def test_the_stat_view_has_counts_and_summary_only():
     text = render_stat(diff(log_of(A, B), log_of(B, A)))
     assert text.splitlines() == [
-        "counts:",
+        "counts:  calls",
         "  svc.a  1 → 1",
         "  svc.b  1 → 1",
         "2 differences: 2 moved, 0 missing, 0 extra, 0 changed",
     ]
+
+
+def test_the_count_table_counts_calls_and_shows_a_raise_in_its_own_column():
+    old = log_of(call("svc.charge"), ret("svc.charge", 1), call("svc.notify"))
+    new = log_of(call("svc.charge"), raised("svc.charge", "ValueError", "no"), call("svc.notify"), call("svc.notify"))
+    lines = render_stat(diff(old, new)).splitlines()
+    assert lines[:3] == [
+        "counts:       calls  returns  raises",
+        "  svc.charge  1 → 1  1 → 0    0 → 1",
+        "  svc.notify  1 → 2",
+    ]
+
+
+def test_the_changed_only_count_table_says_how_many_labels_it_leaves_out():
+    text = render_stat(diff(log_of(A, B, C), log_of(A, B, C, C)), changed_only=True)
+    assert text.splitlines()[1:3] == ["  svc.c  1 → 2", "  (2 labels with the same counts)"]
 
 
 def test_text_names_both_logs_and_a_non_default_comparison():
@@ -172,7 +188,16 @@ def test_a_diff_renders_as_json_with_same_summary_ops_and_counts():
             },
             {"op": "extra", "label": "svc.b", "old": None, "new": 2, "fields": []},
         ],
-        "counts": {"svc.a": [1, 1], "svc.b": [0, 1], "svc.pay": [1, 1]},
+        "counts": {"svc.a": {"calls": [1, 1]}, "svc.b": {"calls": [0, 1]}, "svc.pay": {"calls": [1, 1]}},
+    }
+
+
+def test_json_counts_name_each_kind_a_label_has():
+    old = log_of(call("svc.charge"), mark("returned", 1))
+    new = log_of(call("svc.charge"), raised("svc.charge", "ValueError", "no"), mark("returned", 1))
+    assert json.loads(render_json(diff(old, new)))["counts"] == {
+        "returned": {"marks": [1, 1]},
+        "svc.charge": {"calls": [1, 1], "raises": [0, 1]},
     }
 
 

@@ -82,9 +82,10 @@ def test_a_diff_page_is_one_document_with_the_summary_and_the_count_table():
     assert root.find("p", cls="summary").text() == ("5 differences: 2 moved, 1 missing, 1 extra, 1 changed")
     table = root.find("table", cls="counts")
     cells = [[cell.text() for cell in row.find_all("td")] for row in table.find_all("tr")[1:]]
-    assert ["audit.log", "1", "0"] in cells
-    assert ["notify.slack", "0", "1"] in cells
-    assert ["billing.charge_card", "1", "1"] in cells
+    assert [cell.text() for cell in table.find_all("th")][:2] == ["label", "calls"]
+    assert ["audit.log", "1 → 0"] == cells[[row[0] for row in cells].index("audit.log")][:2]
+    assert ["notify.slack", "0 → 1"] == cells[[row[0] for row in cells].index("notify.slack")][:2]
+    assert ["billing.charge_card", "1 → 1"] == cells[[row[0] for row in cells].index("billing.charge_card")][:2]
     assert [row.attrs.get("class") for row in table.find_all("tr")[1:] if "audit" in row.text()] == ["differs"]
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, pairwise, repeat
 from operator import and_, eq, ge, getitem, gt, is_, itemgetter, lt, not_, sub
-from typing import Final, cast
+from typing import Final, NamedTuple, cast
 
 import msgpack
 import xxhash
@@ -44,6 +44,29 @@ class Op:
     fields: tuple[FieldChange, ...] = ()
 
 
+class Counts(NamedTuple):
+    """The events of one label in each log, by kind, as (old, new) pairs.
+
+    Calls are counted apart from their outcomes, so "one call became two" reads
+    `calls (1, 2)` whether or not returns are recorded, and "now raises" reads
+    `raises (0, 1)` beside unchanged calls.
+    """
+
+    calls: tuple[int, int] = (0, 0)
+    returns: tuple[int, int] = (0, 0)
+    raises: tuple[int, int] = (0, 0)
+    marks: tuple[int, int] = (0, 0)
+
+    @property
+    def differs(self) -> bool:
+        """True when some kind has another count in the new log."""
+        return any(old != new for old, new in self)
+
+
+# The column of each event kind in Counts, and its name in reports.
+COUNT_COLUMNS: Final = {"call": "calls", "return": "returns", "raise": "raises", "mark": "marks"}
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """A stretch of `length` equal events aligned in place: old[old + k] is new[new + k]."""
@@ -55,7 +78,7 @@ class Run:
 
 class Diff:
     """The comparison of two logs: the differences (`ops`), the aligned equal stretches
-    (`runs`) and the number of events per label on each side (`counts`)."""
+    (`runs`) and, per label, how many events of each kind each side has (`counts`)."""
 
     def __init__(
         self,
@@ -66,7 +89,7 @@ class Diff:
         ignore: tuple[str, ...],
         ops: list[Op],
         runs: list[Run],
-        counts: dict[str, tuple[int, int]],
+        counts: dict[str, Counts],
     ) -> None:
         self.old = old
         self.new = new
@@ -308,16 +331,19 @@ def _label_end(head: bytes) -> slice:
     return _UNCUT
 
 
-def _counts(old: _Side, new: _Side) -> dict[str, tuple[int, int]]:
+def _counts(old: _Side, new: _Side) -> dict[str, Counts]:
+    # label -> [old calls, new calls, old returns, new returns, ...] in Counts' order.
     per_label: dict[str, list[int]] = {}
+    slot = {kind: 2 * k for k, kind in enumerate(COUNT_COLUMNS)}
     for column, side in enumerate((old, new)):
         tally = Counter(side.keys)
         if not tally:
             continue
         first = dict(zip(reversed(side.keys), range(len(side.keys) - 1, -1, -1), strict=True))
         for key, n in tally.items():
-            per_label.setdefault(side.kind_label(key, first[key])[1], [0, 0])[column] += n
-    return {label: (n[0], n[1]) for label, n in sorted(per_label.items())}
+            kind, label = side.kind_label(key, first[key])
+            per_label.setdefault(label, [0] * 8)[slot[kind] + column] += n
+    return {label: Counts(*((n[k], n[k + 1]) for k in range(0, 8, 2))) for label, n in sorted(per_label.items())}
 
 
 # ---------------------------------------------------------------------------

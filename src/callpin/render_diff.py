@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .diff import Op
+from .diff import Counts, Op
 from .event import render_event
 from .fields import ABSENT, FieldChange
 from .render_log import json_text, jsonable
@@ -130,9 +130,14 @@ def _op_row(diff: Diff, op: Op) -> Row:
     return Row(op.op, op.old, op.new, diff.old[op.old], op.fields)
 
 
-def render_text(diff: Diff, *, context: int = 3, color: bool = False) -> str:
+def render_text(diff: Diff, *, context: int = 3, color: bool = False, limit: int | None = None) -> str:
     """The diff for a reader: one line per op with its old and new indices and the event,
-    `context` equal events around each, then the count table and a summary line."""
+    `context` equal events around each, then the count table and a summary line.
+
+    With `limit`, at most that many lines of rows are shown, then one line saying how
+    many differences were left out; the count table then lists only the labels whose
+    counts differ. A failure message stays readable however large the drift.
+    """
     width = max(len(str(max(len(diff.old), len(diff.new), 1) - 1)), 3)
     lines = [
         f"old: {diff.old.path or '(in memory)'} ({counted(len(diff.old), 'event')})",
@@ -144,8 +149,17 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False) -> str:
     laid_out = rows(diff, context=context)
     if laid_out:
         lines.append(f"{'':8} {'old':>{width}} {'new':>{width}}")
+    shown_lines = 0
+    shown_ops = 0
     for row in laid_out:
-        lines.extend(_row_lines(row, width, color))
+        row_lines = _row_lines(row, width, color)
+        if limit is not None and shown_lines + len(row_lines) > limit:
+            left = len(diff.ops) - shown_ops
+            lines.append(f"… {counted(left, 'more difference')} not shown")
+            return "\n".join([*lines, render_stat(diff, color=color, changed_only=True)])
+        shown_lines += len(row_lines)
+        shown_ops += row.kind not in ("equal", "skip")
+        lines.extend(row_lines)
     return "\n".join([*lines, render_stat(diff, color=color)])
 
 
@@ -164,15 +178,50 @@ def _row_lines(row: Row, width: int, color: bool) -> list[str]:
     return out
 
 
-def render_stat(diff: Diff, *, color: bool = False) -> str:
-    """The count table per label (`billing.charge_card  2 → 3`) and the summary line."""
-    lines = ["counts:"]
-    width = max((len(printable(label)) for label in diff.counts), default=0)
-    for label, (before, after) in diff.counts.items():
-        line = f"  {printable(label):<{width}}  {before} → {after}"
-        lines.append(_paint(line, "changed", color) if before != after else line)
+class CountRow(NamedTuple):
+    """One label of the count table: its (old, new) pair per shown column, None where both are 0."""
+
+    label: str
+    cells: tuple[tuple[int, int] | None, ...]
+    differs: bool
+
+
+def count_table(diff: Diff) -> tuple[tuple[str, ...], list[CountRow]]:
+    """The count table's columns (calls, returns, raises, marks: those some label has) and rows."""
+    shown = [k for k, name in enumerate(Counts._fields) if any(counts[k] != (0, 0) for counts in diff.counts.values())]
+    columns = tuple(Counts._fields[k] for k in shown)
+    table = [
+        CountRow(label, tuple(None if counts[k] == (0, 0) else counts[k] for k in shown), counts.differs)
+        for label, counts in diff.counts.items()
+    ]
+    return columns, table
+
+
+def render_stat(diff: Diff, *, color: bool = False, changed_only: bool = False) -> str:
+    """The count table and the summary line: per label, calls (and returns, raises, marks)
+    in each log, `billing.charge_card  2 → 3`. `changed_only` lists only the labels
+    whose counts differ, and says how many others there are."""
+    columns, table = count_table(diff)
+    kept = [row for row in table if row.differs] if changed_only else table
+    width = max((len(printable(row.label)) for row in kept), default=0)
+    cells = [[_pair(cell) for cell in row.cells] for row in kept]
+    widths = [max([len(name), *(len(row[k]) for row in cells)]) for k, name in enumerate(columns)]
+    lines = [f"{'counts:':<{width + 2}}  " + "  ".join(f"{n:<{w}}" for n, w in zip(columns, widths, strict=True))]
+    for row, texts in zip(kept, cells, strict=True):
+        line = f"  {printable(row.label):<{width}}  " + "  ".join(
+            f"{text:<{w}}" for text, w in zip(texts, widths, strict=True)
+        )
+        line = line.rstrip()
+        lines.append(_paint(line, "changed", color) if row.differs else line)
+    if len(kept) < len(table):
+        lines.append(f"  ({counted(len(table) - len(kept), 'label')} with the same counts)")
+    lines[0] = lines[0].rstrip()
     lines.append(summary_line(diff))
     return "\n".join(lines)
+
+
+def _pair(cell: tuple[int, int] | None) -> str:
+    return "" if cell is None else f"{cell[0]} → {cell[1]}"
 
 
 def summary_line(diff: Diff) -> str:
@@ -218,7 +267,11 @@ def render_json(diff: Diff, *, stat: bool = False) -> str:
             }
             for op in diff.ops
         ]
-    document["counts"] = {label: list(pair) for label, pair in diff.counts.items()}
+    columns, table = count_table(diff)
+    document["counts"] = {
+        row.label: {name: list(cell) for name, cell in zip(columns, row.cells, strict=True) if cell is not None}
+        for row in table
+    }
     return json_text(document)
 
 

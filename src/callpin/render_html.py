@@ -14,7 +14,7 @@ import html
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .event import render_event
-from .render_diff import Row, render_field, rows, summary_line
+from .render_diff import Row, count_table, render_field, rows, summary_line
 from .text import counted, printable, value_text
 
 if TYPE_CHECKING:
@@ -355,10 +355,13 @@ def _side_name(log: Log) -> str:
 
 
 def _count_table(diff: Diff) -> str:
-    lines = ['<table class="counts"><caption>counts</caption><tr><th>label</th><th>old</th><th>new</th></tr>']
-    for label, (before, after) in diff.counts.items():
-        differs = ' class="differs"' if before != after else ""
-        lines.append(f"<tr{differs}><td>{_e(label)}</td><td>{before}</td><td>{after}</td></tr>")
+    columns, table = count_table(diff)
+    heads = "".join(f"<th>{name}</th>" for name in columns)
+    lines = [f'<table class="counts"><caption>counts</caption><tr><th>label</th>{heads}</tr>']
+    for row in table:
+        differs = ' class="differs"' if row.differs else ""
+        cells = "".join("<td></td>" if cell is None else f"<td>{cell[0]} → {cell[1]}</td>" for cell in row.cells)
+        lines.append(f"<tr{differs}><td>{_e(row.label)}</td>{cells}</tr>")
     lines.append("</table>")
     return "".join(lines)
 
