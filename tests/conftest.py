@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from callpin import _impl, codec
+from callpin import _impl, codec, pinning
 
 IMPLEMENTATIONS: dict[str, Any] = {"python": codec.Encoder}
 if _impl.IMPLEMENTATION == "c":
@@ -27,6 +27,14 @@ AMBIENT_SETTINGS = ("CI", "CALLPIN_MODE", "CALLPIN_OUTPUT_DIR", "CALLPIN_PROBE",
 def _without_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in AMBIENT_SETTINGS:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _outside_any_run_of_pins(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A plain callpin.pin() reports to the pytest run it is part of. The pins these tests
+    # make are the subject under test, not pins of this suite: each test starts with no
+    # run registered (a child pytest it starts registers its own).
+    monkeypatch.setattr(pinning, "_observers", [])
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
 import callpin
 from callpin.errors import ModeRefused, UsageError
-from callpin.pinning import MODE_VARIABLE, ci_active, resolve_mode
+from callpin.names import output_name
+from callpin.pinning import MODE_VARIABLE, ci_active, observe, resolve_mode, unobserve
 
 
 @pytest.fixture
@@ -81,3 +83,169 @@ def test_a_pin_under_ci_refuses_a_writing_mode_before_recording(billing, tmp_pat
     with pytest.raises(ModeRefused):
         callpin.pin(tmp_path / "renew.cpin", spy="cp_billing.echo", mode="new")
     assert not os.path.exists(tmp_path / "renew.cpin")
+
+
+# ---------------------------------------------------------------------------
+# Received logs and the drift's message.
+
+
+def _pin_echo(path, values, **options):
+    module = sys.modules["cp_billing"]
+    with callpin.pin(path, spy="cp_billing.echo", **options) as rec:
+        for value in values:
+            module.echo(value)
+    return rec
+
+
+def test_a_drifted_pin_leaves_one_received_log_with_the_bytes_an_export_gets(billing, tmp_path, monkeypatch):
+    path = tmp_path / "baselines" / "renew.cpin"
+    _pin_echo(path, [1], mode="new")
+    monkeypatch.setenv("CALLPIN_OUTPUT_DIR", str(tmp_path / "out"))
+    with pytest.raises(callpin.Drift) as raised:
+        _pin_echo(path, [2])
+    received = tmp_path / "baselines" / "renew.cpin.received"
+    assert sorted(os.listdir(path.parent)) == ["renew.cpin", "renew.cpin.received"]
+    exported = tmp_path / "out" / output_name(str(path), None)
+    assert received.read_bytes() == exported.read_bytes()
+    assert [e.args for e in callpin.load(received)] == [(2,)]
+    assert str(received) in str(raised.value)
+
+
+def test_a_pin_that_passes_again_removes_its_stale_received_log(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    _pin_echo(path, [1], mode="new")
+    with pytest.raises(callpin.Drift):
+        _pin_echo(path, [2])
+    assert (tmp_path / "renew.cpin.received").exists()
+    _pin_echo(path, [1])
+    assert os.listdir(tmp_path) == ["renew.cpin"]
+
+
+def test_a_missing_baseline_leaves_its_received_log_and_says_how_to_accept_it(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    with pytest.raises(callpin.BaselineMissing) as raised:
+        _pin_echo(path, [1])
+    assert raised.value.received == str(path) + ".received"
+    assert os.listdir(tmp_path) == ["renew.cpin.received"]
+    assert f"or accept its received log {path}.received with: callpin review --baselines {tmp_path}" in str(
+        raised.value
+    )
+
+
+def test_update_mode_rewrites_the_baseline_and_leaves_no_received_log(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    _pin_echo(path, [1], mode="new")
+    with pytest.raises(callpin.Drift):
+        _pin_echo(path, [2])
+    pinned = _pin_echo(path, [2], mode="update")
+    assert os.listdir(tmp_path) == ["renew.cpin"]
+    assert [e.args for e in callpin.load(path)] == [(2,)]
+    assert pinned is not None
+
+
+def test_the_received_log_is_written_under_ci_too(billing, tmp_path, monkeypatch):
+    path = tmp_path / "renew.cpin"
+    _pin_echo(path, [1], mode="new")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(callpin.Drift) as raised:
+        _pin_echo(path, [2])
+    assert (tmp_path / "renew.cpin.received").exists()
+    assert "(locally: CI only keeps the received log)" in str(raised.value)
+
+
+def test_a_large_drift_shows_a_bounded_message_that_names_the_rest(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    _pin_echo(path, range(5000), mode="new")
+    with pytest.raises(callpin.Drift) as raised:
+        _pin_echo(path, [value + 10_000 for value in range(5000)])
+    lines = str(raised.value).splitlines()
+    assert len(lines) <= 60
+    assert "… 4980 more differences not shown" in lines
+    assert "counts: the same in both logs for 1 label" in lines
+    assert f"all of it: callpin diff {path} {path}.received (add --format html -o drift.html for a page)" in lines
+    assert lines[-1].startswith("next: callpin review --baselines ")
+    assert len(raised.value.diff.ops) == 5000
+
+
+def test_diff_lines_zero_shows_every_difference(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    _pin_echo(path, range(100), mode="new")
+    with pytest.raises(callpin.Drift) as raised:
+        _pin_echo(path, [value + 10_000 for value in range(100)], diff_lines=0)
+    assert sum(line.startswith("changed") for line in str(raised.value).splitlines()) == 100
+
+
+# ---------------------------------------------------------------------------
+# A runner of pins (the pytest plugin) and plain pins.
+
+
+class Runner:
+    """A PinObserver as the plugin is one: a run mode and budget, and what it heard."""
+
+    def __init__(self, mode="check", diff_lines=None):
+        self.mode = mode
+        self.diff_lines = diff_lines
+        self.heard = []
+
+    def shown(self, path):
+        return os.path.basename(path)
+
+    def command_path(self, path):
+        return "relative/" + os.path.basename(path)
+
+    def create_command(self):
+        return "pytest test_x.py::test_y --callpin-mode=new"
+
+    def review_command(self):
+        return "callpin review --baselines pins"
+
+    def pinned(self, path, outcome, note):
+        self.heard.append((os.path.basename(path), outcome))
+
+
+@pytest.fixture
+def runner():
+    observer = Runner()
+    observe(observer)
+    yield observer
+    unobserve(observer)
+
+
+def test_a_plain_pin_follows_the_runs_mode_and_reports_to_it(billing, tmp_path, runner):
+    runner.mode = "new"
+    _pin_echo(tmp_path / "renew.cpin", [1])
+    runner.mode = "check"
+    _pin_echo(tmp_path / "renew.cpin", [1])
+    assert runner.heard == [("renew.cpin", "written"), ("renew.cpin", "same")]
+
+
+def test_a_pins_own_mode_wins_over_the_runs(billing, tmp_path, runner):
+    _pin_echo(tmp_path / "renew.cpin", [1], mode="new")
+    assert runner.heard == [("renew.cpin", "written")]
+
+
+def test_the_runner_names_the_baseline_and_the_commands_in_messages(billing, tmp_path, runner):
+    with pytest.raises(callpin.BaselineMissing) as missing:
+        _pin_echo(tmp_path / "renew.cpin", [1])
+    assert str(missing.value).splitlines() == [
+        "no baseline at renew.cpin; create it with: pytest test_x.py::test_y --callpin-mode=new",
+        "or accept its received log renew.cpin.received with: callpin review --baselines pins",
+    ]
+    _pin_echo(tmp_path / "renew.cpin", [1], mode="new")
+    with pytest.raises(callpin.Drift) as drift:
+        _pin_echo(tmp_path / "renew.cpin", [2])
+    text = str(drift.value)
+    assert text.splitlines()[0] == "interactions differ from renew.cpin"
+    assert "all of it: callpin diff relative/renew.cpin relative/renew.cpin.received" in text
+    assert runner.heard[-1] == ("renew.cpin", "drifted")
+
+
+def test_nested_runners_report_to_the_innermost_until_it_goes(billing, tmp_path, runner):
+    inner = Runner(mode="new")
+    observe(inner)
+    _pin_echo(tmp_path / "a.cpin", [1])
+    unobserve(inner)
+    runner.mode = "new"
+    _pin_echo(tmp_path / "b.cpin", [1])
+    assert inner.heard == [("a.cpin", "written")]
+    assert runner.heard == [("b.cpin", "written")]

@@ -50,6 +50,7 @@ def test_the_report_counts_then_notes_then_unused():
         "check mode: 1 written, 0 updated, 0 drifted, 1 missing, 2 unchanged",
         "wrote b/new.cpin (1 event)",
         "write the missing baselines with --callpin-mode=new",
+        "their received logs wait beside them: callpin review accepts or rejects each",
         "1 unused baseline:",
         "  b/old.cpin",
         "remove with --callpin-prune",

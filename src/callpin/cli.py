@@ -449,6 +449,83 @@ def gate_command(base: str | None, folder: str, tree: str | None, install_hook: 
 
 
 # ---------------------------------------------------------------------------
+# review
+
+
+@cli.command("review", short_help="Accept or reject the received logs of drifted or new pins, one at a time.")
+@click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
+@click.option("--list", "listing", is_flag=True, help="List the received logs waiting for review; change nothing.")
+@click.option("--accept", "accepted", multiple=True, metavar="PATH", help="Accept this received log (or baseline).")
+@click.option("--accept-all", is_flag=True, help="Accept every received log.")
+@click.option("--reject", "rejected", multiple=True, metavar="PATH", help="Reject this received log (or baseline).")
+@click.option("--reject-all", is_flag=True, help="Reject every received log.")
+@click.option("--reason", default=None, help="Why the accepted changes of interactions are right (one line).")
+@format_option
+def review_command(
+    folder: str,
+    listing: bool,
+    accepted: tuple[str, ...],
+    accept_all: bool,
+    rejected: tuple[str, ...],
+    reject_all: bool,
+    reason: str | None,
+    output: str,
+) -> int:
+    """Walk the received logs beside the baselines: accept one (it replaces its baseline and is
+    blessed), reject it (it is deleted), or skip it. Without options, one at a time on a
+    terminal; --list, --accept, --reject and their --all forms do the same without asking.
+
+    Exit codes: 0 nothing left pending, 1 received logs left pending, 2 could not review.
+    """
+    from . import review
+
+    acting = bool(accepted or accept_all or rejected or reject_all)
+    if listing and acting:
+        raise UsageError("--list changes nothing: give it alone")
+    if listing:
+        waiting = review.pending(folder)
+        if output == "json":
+            items = [
+                {
+                    "baseline": str(item.baseline),
+                    "received": str(item.received),
+                    "new": item.new,
+                    "summary": item.summary(),
+                }
+                for item in waiting
+            ]
+            click.echo(json.dumps({"pending": items}, indent=2, ensure_ascii=False))
+        else:
+            for item in waiting:
+                click.echo(f"{item.received}: {item.summary()}")
+            click.echo(f"review: {counted(len(waiting), 'received log')} pending under {folder}")
+        return EXIT_DIFFERENT if waiting else EXIT_SAME
+    if acting:
+        to_accept = review.pending(folder) if accept_all else review.select(folder, accepted)
+        to_reject = review.pending(folder) if reject_all else review.select(folder, rejected)
+        if set(item.received for item in to_accept) & set(item.received for item in to_reject):
+            raise UsageError("a received log cannot be both accepted and rejected")
+        if to_accept:
+            if reason is None:
+                raise UsageError("accepting needs --reason: why this change of interactions is right")
+            for blessing in review.accept(to_accept, reason=reason, folder=folder):
+                click.echo(blessing.describe())
+        review.reject(to_reject)
+        for item in to_reject:
+            click.echo(f"rejected: deleted {item.received}")
+        left = review.pending(folder)
+        click.echo(f"review: {counted(len(left), 'received log')} left pending under {folder}")
+        return EXIT_DIFFERENT if left else EXIT_SAME
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            "review asks on a terminal; here use --list, --accept PATH --reason TEXT, --reject PATH "
+            "or their --accept-all / --reject-all forms"
+        )
+    still_pending = review.Walk(folder, reason=reason, color=_use_color(None)).run()
+    return EXIT_DIFFERENT if still_pending else EXIT_SAME
+
+
+# ---------------------------------------------------------------------------
 # probe
 
 

@@ -70,12 +70,16 @@ class ManifestError(CallpinError, ValueError):
 
 
 class BaselineMissing(CallpinError, AssertionError):
-    """pin() in check mode found no baseline at its path."""
+    """pin() in check mode found no baseline at its path; its new log was kept as `received`."""
 
-    def __init__(self, path: str, command: str) -> None:
-        super().__init__(f"no baseline at {path}; create it with: {command}")
+    def __init__(self, path: str, command: str, *, received: str | None = None, review: str | None = None) -> None:
+        message = f"no baseline at {path}; create it with: {command}"
+        if received is not None:
+            message += f"\nor accept its received log {received} with: {review or 'callpin review'}"
+        super().__init__(message)
         self.path = path
         self.command = command
+        self.received = received
 
 
 class RulesMismatch(CallpinError, AssertionError):

@@ -10,6 +10,7 @@ baseline without a line; it shows each changed baseline as an interaction diff.
 from __future__ import annotations
 
 import os
+import shlex
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -195,8 +196,15 @@ class GateReport:
             f"{len(blocking)} blocking, {len(self.verdicts)} checked"
         )
 
+    def next_step(self) -> str | None:
+        """The command that unblocks the gate, once the diffs above are read and right."""
+        blocking = [f"{self.folder}/{v.path}" for v in self.verdicts if v.blocking]
+        if not blocking:
+            return None
+        return f"callpin bless {' '.join(shlex.quote(path) for path in blocking)} --reason '...'"
+
     def lines(self) -> Iterator[str]:
-        """The text report: each changed or blocking baseline with its diff, then the summary."""
+        """The text report: each changed or blocking baseline with its diff, the summary, the next step."""
         for verdict in self.verdicts:
             if verdict.status == "unchanged" and not verdict.blocking:
                 continue
@@ -208,6 +216,9 @@ class GateReport:
         if self.note is not None:
             yield f"gate: {self.note}"
         yield self.summary()
+        step = self.next_step()
+        if step is not None:
+            yield f"next: read the changes above; accept those that are right with: {step}"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -218,6 +229,7 @@ class GateReport:
             "baselines": [v.as_json() for v in self.verdicts],
             "note": self.note,
             "summary": self.summary(),
+            "next": self.next_step(),
         }
 
 

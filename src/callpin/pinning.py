@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+import shlex
+from typing import Any, Protocol
 
 from .diff import Diff, diff
 from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
-from .logfile import load
+from .logfile import Log, load
 from .normalize import RuleSet
+from .received import received_path, remove_received, write_received
 from .recorder import Recording
 from .render_diff import render_text, summary_line
 from .spy import SpySpec
+from .text import counted
 
 MODES = ("check", "new", "update")
 MODE_VARIABLE = "CALLPIN_MODE"
@@ -47,13 +49,57 @@ def resolve_mode(mode: str | None) -> str:
     return chosen
 
 
+# How many lines of differences a drift's message shows (pytest: --callpin-diff-lines).
+DIFF_LINES = 40
+
+
+class PinObserver(Protocol):
+    """What a runner of pins (the pytest plugin) tells every pin of its run, and learns from it.
+
+    Registered with `observe()` for the length of a run, so that a plain
+    `callpin.pin(path)` in a test follows the run's mode and budget and is counted
+    like the fixture's pins; without one (outside pytest), a pin speaks for itself.
+    """
+
+    mode: str
+    diff_lines: int | None
+
+    def shown(self, path: str) -> str:
+        """How messages name the baseline at `path` (e.g. relative to the project)."""
+
+    def command_path(self, path: str) -> str:
+        """`path` as a command typed where the run was started names it."""
+
+    def create_command(self) -> str | None:
+        """The command that writes the running test's missing baselines, if any test runs."""
+
+    def review_command(self) -> str:
+        """The `callpin review` command for this run's baselines folder."""
+
+    def pinned(self, path: str, outcome: str, note: str | None) -> None:
+        """A pin of `path` ended with `outcome` (same, written, updated, drifted, missing)."""
+
+
+_observers: list[PinObserver] = []
+
+
+def observe(observer: PinObserver) -> None:
+    """Make `observer` the runner every pin reports to, until `unobserve`; runs nest."""
+    _observers.append(observer)
+
+
+def unobserve(observer: PinObserver) -> None:
+    """Stop reporting to `observer` (and to any runner registered after it)."""
+    if observer in _observers:
+        del _observers[_observers.index(observer) :]
+
+
 def pin(
     path: str | os.PathLike[str],
     *,
     spy: SpySpec,
     mode: str | None = None,
-    on_result: Callable[[str, str | None], None] | None = None,
-    create_command: str | None = None,
+    diff_lines: int | None = None,
     shown_as: str | None = None,
     **record_options: Any,
 ) -> Pin:
@@ -67,27 +113,25 @@ def pin(
     `check` (default) raises `callpin.Drift` when the calls differ, with the rendered
     diff as its message and the `Diff` as `.diff`, and `BaselineMissing` when there is
     no baseline; `new` writes a missing baseline; `update` rewrites a differing one.
-    The mode comes from `mode`, else CALLPIN_MODE; under CI, `new` and `update` are
-    refused. A block that raises is not compared: its exception is the failure.
-    `shown_as` is how messages name the baseline (default: `path`), e.g. a path
-    relative to a project's root where `path` is absolute.
+    The mode comes from `mode`, else the pytest run's (`--callpin-mode`), else
+    CALLPIN_MODE; under CI, `new` and `update` are refused. A block that raises is not
+    compared: its exception is the failure.
+
+    A drift or a missing baseline leaves the new log beside the baseline as a received
+    log (`renew.cpin.received`, see `received.py`) for `callpin review`; a pin that
+    passes removes it. The message shows at most `diff_lines` lines of differences
+    (default 40; 0 for all). `shown_as` is how messages name the baseline (default:
+    `path`), e.g. a path relative to a project's root where `path` is absolute.
     """
-    return Pin(
-        path,
-        spy=spy,
-        mode=mode,
-        on_result=on_result,
-        create_command=create_command,
-        shown_as=shown_as,
-        **record_options,
-    )
+    return Pin(path, spy=spy, mode=mode, diff_lines=diff_lines, shown_as=shown_as, **record_options)
 
 
 class Pin:
     """The context manager `pin()` returns: a `Recording` compared with a baseline on exit.
 
     After the block, `outcome` is one of `same`, `written`, `updated`, `drifted`,
-    `missing` (or None when the block raised), and `diff` is the comparison made.
+    `missing` (or None when the block raised), `diff` is the comparison made, and
+    `received` the received log written (None when there is none).
     """
 
     def __init__(
@@ -96,21 +140,22 @@ class Pin:
         *,
         spy: SpySpec,
         mode: str | None = None,
-        on_result: Callable[[str, str | None], None] | None = None,
-        create_command: str | None = None,
+        diff_lines: int | None = None,
         shown_as: str | None = None,
         **record_options: Any,
     ) -> None:
         self.path = os.fspath(path)
-        self.shown = shown_as or self.path
-        self.mode = resolve_mode(mode)
+        self._observer = _observers[-1] if _observers else None
+        observer = self._observer
+        self.shown = shown_as or (observer.shown(self.path) if observer is not None else self.path)
+        self.mode = resolve_mode(mode or (observer.mode if observer is not None else None))
+        if diff_lines is None and observer is not None:
+            diff_lines = observer.diff_lines
+        self.diff_lines = DIFF_LINES if diff_lines is None else diff_lines
         self.recording = Recording(None, spy=spy, **record_options)
         self.outcome: str | None = None
         self.diff: Diff | None = None
-        self._on_result = on_result
-        self._create_command = create_command or (
-            f"CALLPIN_MODE=new python -m pytest (or callpin.pin(..., mode='new')) to write {self.shown}"
-        )
+        self.received: str | None = None
 
     def __enter__(self) -> Recording:
         return self.recording.__enter__()
@@ -129,57 +174,104 @@ class Pin:
 
     def _report(self, outcome: str, note: str | None = None) -> None:
         self.outcome = outcome
-        if self._on_result is not None:
-            self._on_result(outcome, note)
+        if self._observer is not None:
+            self._observer.pinned(self.path, outcome, note)
+
+    def _write(self) -> None:
+        """Write the new log as the baseline; a received log beside it is stale now."""
+        self.recording.write(self.path)
+        remove_received(self.path)
+
+    def _receive(self) -> str:
+        """Keep the new log beside the baseline for review; its path as messages name it."""
+        recording = self.recording
+        self.received = write_received(self.path, recording.frames, recording.rules, recording.meta)
+        return received_path(self.shown)
 
     def _compare(self) -> None:
         __tracebackhide__ = True
-        new_log = self.recording.log()
+        recording = self.recording
+        # The new side is named as the received log it becomes when the pin fails.
+        new_log = Log.from_frames(
+            recording.frames, rules=recording.rules, meta=recording.meta, path=received_path(self.shown)
+        )
         if not os.path.exists(self.path):
             if self.mode == "check":
+                received = self._receive()
                 self._report("missing")
-                raise BaselineMissing(self.shown, self._create_command)
-            self.recording.write(self.path)
-            self._report("written", f"wrote {self.shown} ({_count_events(len(new_log))})")
+                raise BaselineMissing(self.shown, self._create_hint(), received=received, review=self._review_hint())
+            self._write()
+            self._report("written", f"wrote {self.shown} ({counted(len(new_log), 'event')})")
             return
         try:
             with open(self.path, "rb") as file:
                 old_log = load(self.shown, data=file.read())
         except LogFormatError:
             if self.mode != "update":
+                self._receive()
                 raise
-            self.recording.write(self.path)
-            events = _count_events(len(new_log))
-            self._report("updated", f"rewrote unreadable {self.shown} ({events})")
+            self._write()
+            self._report("updated", f"rewrote unreadable {self.shown} ({counted(len(new_log), 'event')})")
             return
         if old_log.rules != new_log.rules:
             if self.mode == "update":
-                self.recording.write(self.path)
+                self._write()
                 self._report("updated", f"rewrote {self.shown} with new normalization rules")
                 return
+            self._receive()
             raise RulesMismatch(
                 f"{self.shown} was recorded with rules {_rule_names(old_log.rules)}, "
                 f"this recording uses {_rule_names(new_log.rules)}: re-record the baseline "
                 "(mode 'update') or record with the baseline's rules"
             )
         if old_log.fingerprint == new_log.fingerprint and len(old_log) == len(new_log):
+            remove_received(self.path)
             self._report("same")
             return
         self.diff = found = diff(old_log, new_log)
         if found.same:
+            remove_received(self.path)
             self._report("same")
             return
         if self.mode == "update":
-            self.recording.write(self.path)
+            self._write()
             self._report("updated", f"updated {self.shown}: {summary_line(found)}")
             return
+        received = self._receive()
         self._report("drifted", f"drifted {self.shown}: {summary_line(found)}")
-        rendered = f"interactions differ from {self.shown}\n{render_text(found)}"
-        raise Drift(self.shown, found, rendered)
+        raise Drift(self.shown, found, self._drift_message(found, received))
 
+    def _drift_message(self, found: Diff, received: str) -> str:
+        text = render_text(found, limit=self.diff_lines or None)
+        baseline, kept = self._command_path(self.path), self._command_path(self.received or received)
+        return "\n".join(
+            [
+                f"interactions differ from {self.shown}",
+                text,
+                f"all of it: callpin diff {shlex.quote(baseline)} {shlex.quote(kept)}"
+                f" (add --format html -o drift.html for a page)",
+                f"next: {self._review_hint()} to accept or reject the received log, or rerun in update mode and bless",
+            ]
+        )
 
-def _count_events(count: int) -> str:
-    return f"{count} event{'' if count == 1 else 's'}"
+    def _command_path(self, path: str) -> str:
+        return self._observer.command_path(path) if self._observer is not None else path
+
+    def _review_hint(self) -> str:
+        if self._observer is not None:
+            command = self._observer.review_command()
+        else:
+            command = f"callpin review --baselines {shlex.quote(os.path.dirname(self.path) or '.')}"
+        return command + (" (locally: CI only keeps the received log)" if ci_active() else "")
+
+    def _create_hint(self) -> str:
+        """The command that writes this missing baseline, as it works where it is read."""
+        command = self._observer.create_command() if self._observer is not None else None
+        if command is None:
+            command = "callpin.pin(..., mode='new'), or CALLPIN_MODE=new for the whole run"
+        if ci_active():
+            command = f"{command} (locally: CI refuses to write baselines)"
+        return command
 
 
 def _rule_names(rules: RuleSet) -> str:

@@ -24,7 +24,7 @@ import pytest
 from .atomic import replace_file
 from .errors import Drift, ModeRefused, UsageError
 from .names import baseline_path, owned
-from .pinning import MODES, Pin, pin, resolve_mode
+from .pinning import MODES, Pin, observe, pin, resolve_mode, unobserve
 from .recorder import Recording, raises, record, returns
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ class PinReport:
     prune: bool
     strict: bool
     shared: list[str] = field(default_factory=list)
+    review: str = "callpin review"
 
     @property
     def fails(self) -> bool:
@@ -126,6 +127,8 @@ class PinReport:
             yield f"{clash}: the run fails; give one of the pins a name"
         if self.outcomes["missing"]:
             yield "write the missing baselines with --callpin-mode=new"
+        if self.outcomes["missing"] or self.outcomes["drifted"]:
+            yield f"their received logs wait beside them: {self.review} accepts or rejects each"
         if self.partial is not None:
             pruning = ", nothing pruned" if self.prune else ""
             yield f"unused baselines not checked{pruning}: not a full run ({self.partial})"
@@ -204,6 +207,8 @@ class PinSession:
     strict: bool
     report_file: Path | None
     dir_option: str | None
+    invocation_dir: Path = field(default_factory=Path.cwd)
+    diff_lines: int | None = None
     partial: str | None = None
     used: set[str] = field(default_factory=set)
     unchanged: int = 0
@@ -223,13 +228,61 @@ class PinSession:
     # How many of each test's user_properties were already read: every report of a
     # test (setup, call, teardown) carries all of them so far.
     _read: dict[str, int] = field(default_factory=dict)
+    # The test running now (its pins report into its user_properties), and the names
+    # the fixture gave the pins of their paths.
+    _current: pytest.Item | None = None
+    _names: dict[str, str | None] = field(default_factory=dict)
 
-    def shown(self, path: Path) -> str:
+    # -- what every pin of the run is told, and tells (pinning.PinObserver) --------------
+
+    def shown(self, path: str | Path) -> str:
         """A baseline as messages name it: relative to the rootdir when it is inside it."""
+        absolute = Path(os.path.abspath(path))
         try:
-            return path.relative_to(self.rootdir).as_posix()
+            return absolute.relative_to(self.rootdir).as_posix()
         except ValueError:
             return str(path)
+
+    def command_path(self, path: str) -> str:
+        """`path` as a command typed in the folder pytest was started in names it."""
+        return Path(os.path.relpath(os.path.abspath(path), self.invocation_dir)).as_posix()
+
+    def create_command(self) -> str | None:
+        """The command, for the folder pytest was started in, that writes the running test's baselines."""
+        item = self._current
+        if item is None:
+            return None
+        test_file = os.path.relpath(item.path, self.invocation_dir)
+        _, sep, rest = item.nodeid.partition("::")
+        words = ["pytest", f"{Path(test_file).as_posix()}{sep}{rest}", "--callpin-mode=new"]
+        if self.dir_option:
+            words.append(f"--callpin-dir={self.dir_option}")
+        return shlex.join(words)
+
+    def review_command(self) -> str:
+        folder = self.command_path(str(self.root))
+        return "callpin review" if folder == "baselines" else f"callpin review --baselines {shlex.quote(folder)}"
+
+    def name(self, path: Path, name: str | None) -> None:
+        """The fixture names the pin of `path` before it runs (None: the test's own pin)."""
+        self._names[os.path.abspath(path)] = name
+
+    def pinned(self, path: str, outcome: str, note: str | None) -> None:
+        absolute = Path(os.path.abspath(path))
+        key = absolute.relative_to(self.root).as_posix() if absolute.is_relative_to(self.root) else None
+        event = {
+            "key": key,
+            "path": self.shown(absolute),
+            "name": self._names.get(str(absolute)),
+            "outcome": outcome,
+            "note": note,
+        }
+        item = self._current
+        if item is not None:
+            item.user_properties.append((_PROPERTY, json.dumps(event)))
+        else:
+            # A pin outside any test (a conftest at collection, say): counted here only.
+            self._absorb_event(event, nodeid="")
 
     def key(self, path: Path) -> str:
         """A baseline as the used set holds it: relative to the baselines folder, POSIX."""
@@ -247,21 +300,26 @@ class PinSession:
         start = self._read.get(report.nodeid, 0)
         self._read[report.nodeid] = max(start, len(properties))
         for value in properties[start:]:
-            event = json.loads(value)
-            self.used.add(event["key"])
-            claim = Claim(event["key"], report.nodeid, event.get("name"))
+            self._absorb_event(json.loads(value), report.nodeid)
+        if report.failed or report.skipped or hasattr(report, "wasxfail"):
+            self._protected_tests.add(report.nodeid)
+
+    def _absorb_event(self, event: dict[str, Any], nodeid: str) -> None:
+        key = event.get("key")
+        if key is not None:
+            # Only a baseline under the baselines folder can be unused, pruned or shared.
+            self.used.add(key)
+            claim = Claim(key, nodeid, event.get("name"))
             clash = claim.clash(self.owners.setdefault(claim.key.casefold(), claim), self.shown_key)
             if clash is not None and clash not in self.shared:
                 self.shared.append(clash)
-            outcome = event["outcome"]
-            if outcome == "same":
-                self.unchanged += 1
-            elif outcome in self.outcomes:
-                self.outcomes[outcome].append(self.shown(self.root / event["key"]))
-            if event.get("note"):
-                self.notes.append(event["note"])
-        if report.failed or report.skipped or hasattr(report, "wasxfail"):
-            self._protected_tests.add(report.nodeid)
+        outcome = event["outcome"]
+        if outcome == "same":
+            self.unchanged += 1
+        elif outcome in self.outcomes:
+            self.outcomes[outcome].append(event["path"])
+        if event.get("note"):
+            self.notes.append(event["note"])
 
     def find_unused(self) -> list[str]:
         if not self.root.is_dir():
@@ -314,6 +372,7 @@ class PinSession:
             prune=self.prune,
             strict=self.strict,
             shared=self.shared,
+            review=self.review_command(),
         )
 
     # -- hooks -------------------------------------------------------------------------
@@ -331,6 +390,14 @@ class PinSession:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.absorb(report)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        self._current = item
+        try:
+            yield
+        finally:
+            self._current = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
@@ -425,6 +492,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail the run when a full run finds unused baselines",
     )
     group.addoption(
+        "--callpin-diff-lines",
+        dest="callpin_diff_lines",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show at most N lines of a drift's differences (default 40; 0 or -vv: all of them)",
+    )
+    group.addoption(
         "--callpin-report",
         dest="callpin_report",
         default=None,
@@ -458,6 +533,9 @@ def pytest_configure(config: pytest.Config) -> None:
     folder = config.getoption("callpin_dir")
     root = rootdir / folder if folder else rootdir / "baselines"
     report_file = config.getoption("callpin_report")
+    diff_lines = config.getoption("callpin_diff_lines")
+    if diff_lines is None and config.get_verbosity() >= 2:
+        diff_lines = 0  # -vv: every line of a drift
     session = PinSession(
         mode=mode,
         root=Path(os.path.normpath(root)),
@@ -466,10 +544,20 @@ def pytest_configure(config: pytest.Config) -> None:
         strict=config.getoption("callpin_strict"),
         report_file=config.invocation_params.dir / report_file if report_file else None,
         dir_option=folder,
+        invocation_dir=Path(config.invocation_params.dir),
+        diff_lines=diff_lines,
         partial=_partial_reason(config),
     )
     config.stash[_SESSION_KEY] = session
     config.pluginmanager.register(session, "callpin-session")
+    # Every pin of the run, the fixture's or a plain callpin.pin(), reports to the session.
+    observe(session)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(_SESSION_KEY, None)
+    if session is not None:
+        unobserve(session)
 
 
 # ---------------------------------------------------------------------------
@@ -591,36 +679,12 @@ class PinFixture:
                 else f"{shown} and {self._session.shown_key(held.key)}, the baseline of {held.owner()}, "
                 "differ only in case (one file on macOS and Windows); give this pin another name"
             )
-        return pin(
-            path,
-            spy=spy,
-            mode=self._session.mode,
-            on_result=self._reporter(key, name),
-            create_command=self._create_command(),
-            shown_as=self._session.shown(path),
-            **options,
-        )
+        self._session.name(path, name)
+        return pin(path, spy=spy, **options)
 
     def record(self, path: str | os.PathLike[str] | None = None, *, spy: SpySpec, **options: Any) -> Recording:
         """`callpin.record(...)`, unchanged: a log of this block, written only where asked."""
         return record(path, spy=spy, **options)
-
-    def _reporter(self, key: str, name: str | None) -> Callable[[str, str | None], None]:
-        def report(outcome: str, note: str | None) -> None:
-            event = {"key": key, "name": name, "outcome": outcome, "note": note}
-            self._node.user_properties.append((_PROPERTY, json.dumps(event)))
-
-        return report
-
-    def _create_command(self) -> str:
-        """The command, for the folder pytest was started in, that writes this test's baseline."""
-        config = self._node.config
-        test_file = os.path.relpath(self._node.path, config.invocation_params.dir)
-        _, sep, rest = self._node.nodeid.partition("::")
-        words = ["pytest", f"{Path(test_file).as_posix()}{sep}{rest}", "--callpin-mode=new"]
-        if self._session.dir_option:
-            words.append(f"--callpin-dir={self._session.dir_option}")
-        return shlex.join(words)
 
 
 @pytest.fixture

@@ -203,6 +203,8 @@ def render_stat(diff: Diff, *, color: bool = False, changed_only: bool = False) 
     whose counts differ, and says how many others there are."""
     columns, table = count_table(diff)
     kept = [row for row in table if row.differs] if changed_only else table
+    if table and not kept:
+        return f"counts: the same in both logs for {counted(len(table), 'label')}\n{summary_line(diff)}"
     width = max((len(printable(row.label)) for row in kept), default=0)
     cells = [[_pair(cell) for cell in row.cells] for row in kept]
     widths = [max([len(name), *(len(row[k]) for row in cells)]) for k, name in enumerate(columns)]

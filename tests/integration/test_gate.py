@@ -64,7 +64,11 @@ def test_a_changed_baseline_committed_without_bless_is_blocked_with_its_call_dif
     assert code == 1
     assert "refreshed but not blessed" in out
     assert "moved" in out and "billing.charge_card" in out
-    assert out.strip().splitlines()[-1].startswith("gate: BLOCKED")
+    assert out.strip().splitlines()[-2].startswith("gate: BLOCKED")
+    assert out.strip().splitlines()[-1] == (
+        "next: read the changes above; accept those that are right with: "
+        "callpin bless baselines/test_renewals/renew.cpin --reason '...'"
+    )
 
 
 def test_the_same_change_blessed_passes(repo):
@@ -174,7 +178,8 @@ def test_a_shallow_clone_without_a_base_commit_says_so_and_still_checks_every_li
     code, out, _ = run(clone, "gate")
     assert code == 1
     lines = out.splitlines()
-    assert lines[-2] == (
+    assert lines[-1].startswith("next: read the changes above; accept those that are right with: callpin bless ")
+    assert lines[-3] == (
         "gate: compared with the empty tree: this clone is shallow and has no base commit; "
         "fetch the history (e.g. fetch-depth: 0) or pass --base REF to see diffs of calls"
     )

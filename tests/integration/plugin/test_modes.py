@@ -29,9 +29,10 @@ def test_check_mode_fails_a_missing_baseline_with_the_command_that_creates_it(sh
             "E *callpin.errors.BaselineMissing: no baseline at "
             "baselines/test_shop/test_renew.cpin; "
             "create it with: pytest test_shop.py::test_renew --callpin-mode=new",
+            "E *or accept its received log baselines/test_shop/test_renew.cpin.received with: callpin review",
         ]
     )
-    assert baselines(shop_test) == []
+    assert baselines(shop_test) == ["baselines/test_shop/test_renew.cpin.received"]
 
 
 def test_the_command_for_a_missing_baseline_writes_it(shop_test):
@@ -162,7 +163,7 @@ def test_the_command_line_wins_over_CALLPIN_MODE(shop_test, monkeypatch):
     result = run(shop_test, "--callpin-mode=check")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*BaselineMissing: no baseline at " + BASELINE + "*"])
-    assert baselines(shop_test) == []
+    assert baselines(shop_test) == [BASELINE + ".received"]
 
 
 def test_an_unknown_CALLPIN_MODE_is_a_usage_error(shop_test, monkeypatch):
