@@ -16,12 +16,13 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 
 from .errors import DemoError, UsageError
 
 EXAMPLE = ("examples", "renewals")
-# Where the wheel keeps the example (see setup.py): beside this module, not importable as `examples`.
+# Where an installed callpin keeps the example (setup.py copies it there): beside this module.
 PACKAGED_EXAMPLE = ("_example", "renewals")
 # The demo project's commits are the demo's own, whatever the user's git configuration.
 GIT_IDENTITY = ("-c", "user.name=callpin demo", "-c", "user.email=demo@callpin.invalid")
@@ -223,6 +224,13 @@ def _workdir(given: str | None, keep: bool) -> Iterator[Path]:
 
 def run_demo(workdir: str | None = None, *, keep: bool = False, echo: Callable[[str], None] = print) -> Path:
     """Run the six steps; the folder used (removed afterwards unless kept or given)."""
+    # The example's pins are pytest tests; pytest is a test dependency of callpin, not a
+    # runtime one, so `pip install callpin` alone does not bring it.
+    if find_spec("pytest") is None:
+        raise UsageError(
+            "callpin demo runs the example's tests with pytest, which is not installed: pip install pytest"
+        )
+    example_source()
     with _workdir(workdir, keep) as path:
         echo(f"callpin demo in {path}")
         Demo(path, echo).story()
