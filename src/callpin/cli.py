@@ -12,10 +12,7 @@ import errno
 import json
 import os
 import platform
-import shlex
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
@@ -26,9 +23,8 @@ from . import __version__
 from ._impl import IMPLEMENTATION, Encoder
 from .atomic import replace_file
 from .diff import IGNORABLE, ORDERS, diff
-from .errors import CallpinError, GitError, LogFormatError, UsageError
+from .errors import CallpinError, LogFormatError, UsageError
 from .event import KIND_CODES
-from .git import CALLER, run_git
 from .logfile import Log, load, log_bytes, read_piped, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
 from .render_diff import render_json, render_stat, render_text
@@ -41,7 +37,6 @@ EXIT_DIFFERENT = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
-GIT_ATTRIBUTE = "*.cpin diff=callpin"
 # `-` in place of a log's path: standard input where a log is read, standard output where
 # one is written (a file named `-` is `./-`).
 STDIO = "-"
@@ -437,37 +432,6 @@ def _destination(source: str, target: str) -> str:
 # Repository set-up.
 
 
-def textconv_command() -> str:
-    """The textconv driver: this interpreter, by its absolute path, running `callpin show`.
-
-    git runs it with its own PATH, where a virtual environment's `callpin` may not be
-    (the environment not activated, an IDE, a GUI client): the interpreter's path
-    reaches the callpin installed beside it either way.
-    """
-    return f"{shlex.quote(sys.executable)} -m callpin show"
-
-
-def _textconv_failure(command: str) -> str | None:
-    """Why `command` fails on a log as git would run it (through sh), or None when it works."""
-    with tempfile.TemporaryDirectory(prefix="callpin-git-setup-") as folder:
-        sample = os.path.join(folder, "sample.cpin")
-        write_log(sample, [])
-        try:
-            done = subprocess.run(
-                ["sh", "-c", f'{command} "$@"', command, sample],
-                capture_output=True,
-                text=True,
-                stdin=subprocess.DEVNULL,
-                check=False,
-                timeout=60,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return str(exc)
-    if done.returncode == 0:
-        return None
-    return (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-
-
 @cli.command("git-setup", short_help="Make git diff show .cpin logs as calls.")
 def git_setup_command() -> int:
     """Make `git diff` show .cpin logs as calls (a textconv driver and .gitattributes).
@@ -475,49 +439,14 @@ def git_setup_command() -> int:
     The driver is this Python's absolute path with `-m callpin show`, so it works
     whether or not the environment callpin is installed in is active.
     """
-    top = _git("rev-parse", "--show-toplevel").strip()
-    textconv = textconv_command()
-    current = _git("config", "--local", "--get", "diff.callpin.textconv", allow_failure=True)
-    current = current.strip()
-    if current == textconv:
-        click.echo(f"git config diff.callpin.textconv is already '{textconv}'")
-    else:
-        _git("config", "--local", "diff.callpin.textconv", textconv)
-        was = f" (was '{current}')" if current else ""
-        click.echo(f"set git config diff.callpin.textconv = '{textconv}'{was}")
-    failure = _textconv_failure(textconv)
-    if failure is not None:
-        # Written anyway (git-setup's job is the configuration), but said loudly: git
-        # would stop every diff of a .cpin file with "unable to read files to diff".
-        click.echo(
-            f"warning: git cannot run '{textconv}' on a log here: {failure}; reinstall callpin and run "
-            "`callpin git-setup` again from the Python it is installed in",
-            err=True,
-        )
-    attributes = os.path.join(top, ".gitattributes")
-    try:
-        with open(attributes, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        text = ""
-    if any(line.split() == GIT_ATTRIBUTE.split() for line in text.splitlines()):
-        click.echo(f"{attributes} already has '{GIT_ATTRIBUTE}'")
-    else:
-        # Rewritten whole, like a log: a killed git-setup never leaves half a line.
-        joined = text + ("\n" if text and not text.endswith("\n") else "") + GIT_ATTRIBUTE + "\n"
-        replace_file(attributes, joined.encode("utf-8"))
-        click.echo(f"added '{GIT_ATTRIBUTE}' to {attributes}")
+    from .git_setup import git_setup
+
+    done = git_setup()
+    for line in done.lines:
+        click.echo(line)
+    if done.warning is not None:
+        click.echo(done.warning, err=True)
     return EXIT_SAME
-
-
-def _git(*args: str, allow_failure: bool = False) -> str:
-    try:
-        return run_git(args, policy=CALLER, check=not allow_failure).text
-    except GitError as exc:
-        if exc.returncode is None:
-            raise UsageError("git-setup needs git, and git is not installed") from None
-        reason = (exc.stderr.strip().splitlines() or [f"exit status {exc.returncode}"])[0]
-        raise UsageError(f"git {args[0]} failed: {reason}") from None
 
 
 # ---------------------------------------------------------------------------

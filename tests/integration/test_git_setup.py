@@ -11,7 +11,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from callpin.cli import GIT_ATTRIBUTE, cli, textconv_command
+from callpin.cli import cli
+from callpin.git_setup import GIT_ATTRIBUTE, textconv_command
 from gitrepo import IDENTITY, commit_all, git, new_repository
 from sample_logs import renewal, write
 
