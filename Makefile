@@ -4,9 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+RESULTS := test-results
 XDIST ?= -n 2
 
-.PHONY: test test-c test-python browser demo bench sanitize reliability lint typecheck clean
+.PHONY: test test-c test-python test-all browser demo bench sanitize reliability lint typecheck clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,11 +33,20 @@ browser:
 
 test-c: $(STAMP)
 	$(PY) -c "import callpin, sys; print('callpin implementation:', callpin.IMPLEMENTATION); sys.exit(0 if callpin.IMPLEMENTATION == 'c' or not __import__('os').path.exists('src/callpin/_speedups.c') else 1)"
-	$(PY) -m pytest $(XDIST) -q $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -q --junitxml=$(RESULTS)/default-c.xml $(PYTEST_ARGS)
 
 test-python: $(STAMP)
 	CALLPIN_PURE_PYTHON=1 $(PY) -c "import callpin, sys; print('callpin implementation:', callpin.IMPLEMENTATION); sys.exit(callpin.IMPLEMENTATION != 'python')"
-	CALLPIN_PURE_PYTHON=1 $(PY) -m pytest $(XDIST) -q $(PYTEST_ARGS)
+	CALLPIN_PURE_PYTHON=1 $(PY) -m pytest $(XDIST) -q --junitxml=$(RESULTS)/default-python.xml $(PYTEST_ARGS)
+
+# The whole suite, C and pure Python, on every supported interpreter found (python3.11,
+# python3.12, python3.13 on PATH, else pyenv-installed; each other than the default gets
+# its own .venv-3.X), then the slow checks on each: the wheel and the sdist built,
+# installed in fresh environments outside the checkout and run (callpin --version,
+# callpin demo), and the fixed vectors written alike by every interpreter. It says which
+# versions it skipped and why, and ends with one table of the counts.
+test-all: test
+	$(PY) tests/matrix.py --default $(PY) --xdist "$(XDIST)"
 
 # The demo's scratch project (baselines, actual logs, drift.html) is kept in demo-out/.
 demo: $(STAMP)
@@ -87,4 +97,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) $(SANITIZE_VENV) $(FIGURES) build src/*.egg-info src/callpin/*.so
+	rm -rf $(VENV) .venv-3.* $(SANITIZE_VENV) $(FIGURES) $(RESULTS) build dist src/*.egg-info src/callpin/*.so

@@ -1,10 +1,12 @@
-"""Build the optional C extension callpin._speedups; all metadata lives in pyproject.toml."""
+"""Build the optional C extension and bundle the demo's example; all metadata lives in pyproject.toml."""
 
 import os
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 # CALLPIN_BUILD_SPEEDUPS=1 makes a failed build fatal, so CI cannot silently
 # fall back to the pure-Python codec; otherwise a machine without a compiler
@@ -38,6 +40,35 @@ class OptionalBuildExt(build_ext):
         sys.stderr.write(f"warning: callpin._speedups not built ({exc}); using the pure-Python codec\n")
 
 
+# `callpin demo` runs the example of examples/renewals. The repository keeps its one copy
+# there (its tests import it as `examples.renewals`); a built package carries it as data
+# beside callpin/demo.py, so an installed callpin has it outside any checkout.
+EXAMPLE = Path("examples", "renewals")
+PACKAGED_EXAMPLE = Path("callpin", "_example", "renewals")
+
+
+class BuildPyWithExample(build_py):
+    def run(self) -> None:
+        super().run()
+        if self.editable_mode:  # an editable install runs the demo from the checkout itself
+            return
+        for source, target in self._example_files():
+            self.mkpath(str(target.parent))
+            self.copy_file(str(source), str(target))
+
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        outputs = super().get_outputs(include_bytecode)
+        if self.editable_mode:
+            return outputs
+        return [*outputs, *(str(target) for _, target in self._example_files())]
+
+    def _example_files(self) -> list[tuple[Path, Path]]:
+        files = sorted(path for path in EXAMPLE.iterdir() if path.is_file() and path.suffix != ".pyc")
+        if not any(path.name == "renewals.py" for path in files):
+            raise FileNotFoundError(f"{EXAMPLE}/renewals.py is missing: callpin demo needs it")
+        return [(path, Path(self.build_lib) / PACKAGED_EXAMPLE / path.name) for path in files]
+
+
 speedups = Extension(
     "callpin._speedups",
     sources=["src/callpin/_speedups.c"],
@@ -47,4 +78,4 @@ speedups = Extension(
 )
 
 ext_modules = [speedups] if os.path.exists("src/callpin/_speedups.c") else []
-setup(ext_modules=ext_modules, cmdclass={"build_ext": OptionalBuildExt})
+setup(ext_modules=ext_modules, cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithExample})

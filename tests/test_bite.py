@@ -403,7 +403,7 @@ def test_text_report_has_the_table_the_survivors_diff_and_a_summary() -> None:
 
 def test_json_report_carries_every_field() -> None:
     report = bite.Report((result("survived"),), "temporary copies")
-    data = json.loads(json.dumps(report.to_json()))
+    data = json.loads(json.dumps(report.as_json()))
     assert data["summary"] == {"caught": 0, "timeout": 0, "survived": 1, "error": 0}
     assert data["exit_code"] == 1
     [mutant] = data["mutants"]

@@ -212,6 +212,26 @@ def test_a_value_whose_repr_raises_becomes_a_marker():
     assert decoded == [1, Unencodable(f"{__name__}.ExplodingRepr", "RuntimeError"), 2]
 
 
+class ReRaising:
+    """A repr that raises one kept exception instance every time (a cached error)."""
+
+    def __init__(self) -> None:
+        self.error = RuntimeError("cached")
+
+    def __repr__(self) -> str:
+        raise self.error
+
+
+def test_an_exception_turned_into_a_marker_keeps_no_traceback(encoder_class):
+    # Kept, the traceback holds the failed call's frames, and an exception raised by
+    # every repr grows by one traceback entry per encode: memory without bound.
+    value = ReRaising()
+    encoder = encoder_class(NO_RULES)
+    for _ in range(3):
+        assert decode(encoder.encode(value)) == Unencodable(f"{__name__}.ReRaising", "RuntimeError")
+    assert value.error.__traceback__ is None
+
+
 class Subclassed(dict):  # type: ignore[type-arg]
     def items(self):  # type: ignore[override]
         raise ValueError("hostile")

@@ -15,3 +15,21 @@ def test_a_count_is_written_with_its_noun_in_the_singular_or_plural():
     assert counted(1, "event") == "1 event"
     assert counted(0, "event") == "0 events"
     assert counted(2, "equal event") == "2 equal events"
+
+
+def _lists(levels: int, leaf: object = None) -> object:
+    value = leaf
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_a_value_nested_past_depth_100_is_cut_there_even_where_repr_could_show_it():
+    # repr() of 150 nested lists works on every Python, and of 5000 on 3.13: the text must
+    # not depend on the interpreter's recursion limits.
+    assert value_text(_lists(150)) == "[" * 100 + "..." + "]" * 100
+
+
+def test_a_long_value_nested_less_than_100_deep_is_its_repr():
+    value = _lists(99, "x" * 500)
+    assert value_text(value) == repr(value)

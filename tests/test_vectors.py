@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
+import os
 import pathlib
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -127,3 +131,39 @@ def test_the_small_log_reads_back():
     assert log[2].kwargs["sent_at"] == Placeholder("ts", 1)
     assert log[3].error == ("builtins.TimeoutError", "smtp timeout for <uuid:1>")
     assert log.fingerprint == (HERE / "small-log.fingerprint").read_text().strip()
+
+
+# Run by each interpreter in turn: its encodings of every case, and of the small log, as hex.
+_ENCODE_ALL = """
+import json, platform
+from callpin import _impl
+from callpin.logfile import log_bytes
+from tests.test_vectors import _small_log_frames
+from tests.vectors import cases
+encoded = {name: _impl.Encoder(rules).encode(value).hex() for name, (value, rules) in cases.CASES.items()}
+encoded["small-log.cpin"] = log_bytes(_small_log_frames(_impl.Encoder)).hex()
+print(json.dumps({"implementation": _impl.IMPLEMENTATION, "python": platform.python_version(), "bytes": encoded}))
+"""
+
+
+@pytest.mark.slow
+def test_every_interpreter_found_writes_the_fixed_vectors_with_both_implementations():
+    # CALLPIN_INTERPRETERS: the environments `make test-all` made, one per supported Python.
+    pythons = os.environ.get("CALLPIN_INTERPRETERS", sys.executable).split(os.pathsep)
+    expected = {name: cases.expected(name).hex() for name in cases.CASES}
+    expected["small-log.cpin"] = (HERE / "small-log.cpin").read_bytes().hex()
+    root = HERE.parent.parent
+    for python in pythons:
+        for implementation in ("c", "python"):
+            env = {key: value for key, value in os.environ.items() if key != "CALLPIN_PURE_PYTHON"}
+            if implementation == "python":
+                env["CALLPIN_PURE_PYTHON"] = "1"
+            done = subprocess.run(
+                [python, "-c", _ENCODE_ALL], cwd=root, env=env, capture_output=True, text=True, check=False
+            )
+            assert done.returncode == 0, f"{python}: {done.stderr}"
+            report = json.loads(done.stdout)
+            where = f"{python} (Python {report['python']}, {implementation})"
+            assert report["implementation"] == implementation, f"{where}: the C speedups are not live"
+            differing = sorted(name for name in expected if report["bytes"].get(name) != expected[name])
+            assert differing == [], f"{where} writes other bytes for {differing}"

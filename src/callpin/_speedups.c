@@ -916,19 +916,30 @@ static int write_unencodable(Encoder *e, PyTypeObject *cls, PyObject *reason, Bu
     return ext_end(out, start, EXT_UNENCODABLE);
 }
 
-/* The raised exception, normalized, with the error indicator cleared; NULL (with a
- * SystemError set) when there is none. */
+/* The raised exception, normalized, with the error indicator cleared and without a
+ * traceback; NULL (with a SystemError set) when there is none. The exception is one
+ * the encoder swallows: its traceback would keep the frames of the failed call (and
+ * their locals) alive, and an exception instance raised again and again (a cached
+ * error, re-raised by every repr) would grow by one traceback entry per encode. */
 static PyObject *take_exception(void)
 {
     PyObject *value;
 #if PY_VERSION_HEX >= 0x030C0000
     value = PyErr_GetRaisedException();
+    if (value != NULL && PyException_SetTraceback(value, Py_None) < 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
 #else
     PyObject *type, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
     Py_XDECREF(type);
     Py_XDECREF(tb);
+    if (value != NULL && PyException_SetTraceback(value, Py_None) < 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
 #endif
     if (value == NULL)
         PyErr_SetString(PyExc_SystemError, "callpin._speedups: an exception without a value");

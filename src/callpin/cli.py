@@ -11,21 +11,21 @@ from __future__ import annotations
 import errno
 import json
 import os
+import platform
 import sys
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 import click
 
 from . import __version__
-from ._impl import Encoder
+from ._impl import IMPLEMENTATION, Encoder
 from .atomic import replace_file
 from .diff import IGNORABLE, ORDERS, diff
-from .errors import CallpinError, GitError, LogFormatError, UsageError
+from .errors import CallpinError, LogFormatError, UsageError
 from .event import KIND_CODES
-from .git import CALLER, run_git
-from .logfile import load, write_log
+from .logfile import Log, load, log_bytes, read_piped, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet, rule
 from .render_diff import render_json, render_stat, render_text
 from .render_html import render_html, render_log_html
@@ -37,8 +37,10 @@ EXIT_DIFFERENT = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
-TEXTCONV = "callpin show"
-GIT_ATTRIBUTE = "*.cpin diff=callpin"
+# `-` in place of a log's path: standard input where a log is read, standard output where
+# one is written (a file named `-` is `./-`).
+STDIO = "-"
+STDIN_NAME = "<stdin>"
 
 
 class CallpinGroup(click.Group):
@@ -95,10 +97,22 @@ def _os_message(exc: OSError) -> str:
     return f"{where}: {reason}" if where else reason
 
 
-def _use_color(flag: bool | None) -> bool:
+def _use_color(flag: bool | None, destination: str | None) -> bool:
+    """--color / --no-color when given; otherwise colour on a terminal's stdout only.
+
+    NO_COLOR set to anything but the empty string turns the default off (no-color.org),
+    and so does TERM=dumb; an explicit --color still wins over both.
+    """
     if flag is not None:
         return flag
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    if destination not in (None, STDIO) or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
+
+
+# Which implementation is live is what a bug report needs first: an install without a
+# C compiler falls back to the Python one, and pip says so only when asked (-v).
+VERSION_MESSAGE = f"%(prog)s %(version)s (implementation: {IMPLEMENTATION}; Python {platform.python_version()})"
 
 
 @click.group(
@@ -107,7 +121,13 @@ def _use_color(flag: bool | None) -> bool:
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, "--version", prog_name="callpin", message="%(prog)s %(version)s")
+@click.version_option(
+    __version__,
+    "--version",
+    prog_name="callpin",
+    message=VERSION_MESSAGE,
+    help="Show the version, the live implementation (c or python) and Python's version.",
+)
 @click.pass_context
 def cli(context: click.Context) -> int:
     """Pin the calls legacy code makes to its collaborators, and diff them by order and count.
@@ -148,14 +168,36 @@ output_option = click.option(
     type=click.Path(dir_okay=False),
     default=None,
     metavar="FILE",
-    help="Write the report to FILE (atomically) instead of stdout.",
+    help="Write the report to FILE (atomically) instead of stdout; `-` is stdout.",
 )
+color_option = click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour the text, also into -o FILE  [default: on a terminal, unless NO_COLOR or TERM=dumb]",
+)
+
+
+class Report(Protocol):
+    """What gate, probe and bite return: text lines for people, a JSON document for machines."""
+
+    def lines(self) -> Iterable[str]: ...
+
+    def as_json(self) -> dict[str, Any]: ...
+
+
+def _print_report(report: Report, output: str, destination: str | None) -> None:
+    """A report in the chosen format (`text` or `json`), to stdout or to `destination`."""
+    if output == "json":
+        text = json.dumps(report.as_json(), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = "".join(line + "\n" for line in report.lines())
+    _emit(text, destination)
 
 
 def _emit(text: str, destination: str | None, *, color: bool = False) -> None:
     """Print a report, or write it to `destination` through a temporary file and a rename,
     so a reader never sees half a report and a failed write leaves the old file whole."""
-    if destination is None:
+    if destination in (None, STDIO):
         click.echo(text, nl=False, color=color)
         return
     folder = os.path.dirname(os.path.abspath(destination))
@@ -167,11 +209,23 @@ def _emit(text: str, destination: str | None, *, color: bool = False) -> None:
         raise OSError(exc.errno, exc.strerror, destination) from None
 
 
+def _read_log(path: str) -> Log:
+    """The log at `path`, or on standard input for `-` (read whole: it cannot be read twice)."""
+    if path != STDIO:
+        return load(path)
+    return load(STDIN_NAME, data=read_piped(sys.stdin.buffer, STDIN_NAME))
+
+
+def _one_stdin(paths: Iterable[str]) -> None:
+    if list(paths).count(STDIO) > 1:
+        raise UsageError("standard input (`-`) can be read once: give it for one log only")
+
+
 # ---------------------------------------------------------------------------
 # Reading and comparing logs.
 
 
-@cli.command("diff")
+@cli.command("diff", short_help="Compare two logs by call order and count.")
 @click.argument("old", type=click.Path())
 @click.argument("new", type=click.Path())
 @report_format_option
@@ -199,7 +253,7 @@ def _emit(text: str, destination: str | None, *, color: bool = False) -> None:
     show_default=True,
     help="strict: one sequence; thread: each thread on its own; none: counts only.",
 )
-@click.option("--color/--no-color", default=None, help="Colour the text (default: on a terminal).")
+@color_option
 def diff_command(
     old: str,
     new: str,
@@ -211,38 +265,42 @@ def diff_command(
     color: bool | None,
     destination: str | None,
 ) -> int:
-    """Compare log NEW against log OLD: exit 0 identical, 1 different, 2 cannot compare."""
+    """Compare log NEW against log OLD: exit 0 identical, 1 different, 2 cannot compare.
+
+    Either log may be `-`, standard input.
+    """
     if output == "html" and stat:
         raise UsageError("--stat has no HTML form; use --format text or json")
-    result = diff(old, new, ignore=ignore, order=order)
+    _one_stdin((old, new))
+    result = diff(_read_log(old), _read_log(new), ignore=ignore, order=order)
     if output == "json":
         _emit(render_json(result, stat=stat), destination)
     elif output == "html":
         _emit(render_html(result, context=context), destination)
     else:
-        painted = destination is None and _use_color(color)
+        painted = _use_color(color, destination)
         text = render_stat(result, color=painted) if stat else render_text(result, context=context, color=painted)
         _emit(text + "\n", destination, color=painted)
     return EXIT_SAME if result.same else EXIT_DIFFERENT
 
 
-@cli.command("show")
+@cli.command("show", short_help="Print every event of a log, one per line.")
 @click.argument("log", type=click.Path())
 @report_format_option
 @output_option
 def show_command(log: str, output: str, destination: str | None) -> int:
-    """Print every event of LOG, one per line (stable: usable as a git textconv)."""
-    loaded = load(log)
+    """Print every event of LOG (`-`: standard input), one per line; stable, for git textconv."""
+    loaded = _read_log(log)
     renderers = {"text": render_log, "json": render_log_json, "html": render_log_html}
     _emit(renderers[output](loaded), destination)
     return EXIT_SAME
 
 
-@cli.command("stats")
+@cli.command("stats", short_help="Count a log's events per label, kind and thread.")
 @click.argument("log", type=click.Path())
 def stats_command(log: str) -> int:
-    """Print the number of events of LOG per label, kind and thread, and its fingerprint."""
-    loaded = load(log)
+    """Print the number of events of LOG (`-`: standard input) per label, kind and thread, and its fingerprint."""
+    loaded = _read_log(log)
     labels: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     threads: Counter[int] = Counter()
@@ -269,14 +327,18 @@ def stats_command(log: str) -> int:
     return EXIT_SAME
 
 
-@cli.command("verify")
+@cli.command("verify", short_help="Check that logs are intact and every event decodes.")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(), metavar="LOG...")
 def verify_command(logs: tuple[str, ...]) -> int:
-    """Check each LOG's integrity and that every event decodes: exit 0 all good, 2 otherwise."""
+    """Check each LOG's integrity and that every event decodes: exit 0 all good, 2 otherwise.
+
+    One LOG may be `-`, standard input.
+    """
+    _one_stdin(logs)
     failed = 0
     for path in logs:
         try:
-            loaded = load(path)
+            loaded = _read_log(path)
             loaded.verify()
         except LogFormatError as exc:
             _fail(f"callpin: {exc}")
@@ -290,7 +352,7 @@ def verify_command(logs: tuple[str, ...]) -> int:
 # Rewriting logs.
 
 
-@cli.command("normalize")
+@cli.command("normalize", short_help="Re-normalize a log, adding rules, into another.")
 @click.argument("source", metavar="IN", type=click.Path())
 @click.argument("target", metavar="OUT", type=click.Path())
 @click.option(
@@ -305,11 +367,14 @@ def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
     """Re-normalize log IN into OUT; the bytes are those normalizing at record time gives.
 
     The rules IN was recorded with stay; the given ones are added. OUT may be IN
-    itself only when given as the same path: it is then replaced atomically.
+    itself only when given as the same path: it is then replaced atomically. IN `-`
+    reads standard input, OUT `-` writes the log to standard output.
     """
-    loaded = load(source)
+    if target == STDIO and sys.stdout.isatty():
+        raise UsageError("a log is binary: not writing it to a terminal (redirect stdout, or give OUT a file name)")
+    loaded = _read_log(source)
     ruleset = _extended_rules(loaded.rules, rules or tuple(one.name for one in DEFAULT_RULES.rules))
-    destination = _destination(source, target)
+    destination = target if STDIO in (source, target) else _destination(source, target)
     encoder = Encoder(ruleset)
     frames = (
         encoder.encode_event(
@@ -324,9 +389,20 @@ def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
         )
         for event in loaded
     )
-    fingerprint = write_log(destination, frames, rules=ruleset, meta=loaded.meta)
+    if destination == STDIO:
+        written = list(frames)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(log_bytes(written, rules=ruleset, meta=loaded.meta))
+        sys.stdout.buffer.flush()
+        fingerprint = Log.from_frames(written, rules=ruleset).fingerprint
+    else:
+        fingerprint = write_log(destination, frames, rules=ruleset, meta=loaded.meta)
     names = ", ".join(one.name for one in ruleset.rules)
-    click.echo(f"wrote {target}: {counted(len(loaded), 'event')}, rules: {names}, fingerprint {fingerprint}")
+    # With the log on stdout, what was written is said on stderr.
+    click.echo(
+        f"wrote {target}: {counted(len(loaded), 'event')}, rules: {names}, fingerprint {fingerprint}",
+        err=destination == STDIO,
+    )
     return EXIT_SAME
 
 
@@ -356,48 +432,28 @@ def _destination(source: str, target: str) -> str:
 # Repository set-up.
 
 
-@cli.command("git-setup")
+@cli.command("git-setup", short_help="Make git diff show .cpin logs as calls.")
 def git_setup_command() -> int:
-    """Make `git diff` show .cpin logs as calls (a textconv driver and .gitattributes)."""
-    top = _git("rev-parse", "--show-toplevel").strip()
-    current = _git("config", "--local", "--get", "diff.callpin.textconv", allow_failure=True)
-    current = current.strip()
-    if current == TEXTCONV:
-        click.echo(f"git config diff.callpin.textconv is already '{TEXTCONV}'")
-    else:
-        _git("config", "--local", "diff.callpin.textconv", TEXTCONV)
-        click.echo(f"set git config diff.callpin.textconv = '{TEXTCONV}'")
-    attributes = os.path.join(top, ".gitattributes")
-    try:
-        with open(attributes, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        text = ""
-    if any(line.split() == GIT_ATTRIBUTE.split() for line in text.splitlines()):
-        click.echo(f"{attributes} already has '{GIT_ATTRIBUTE}'")
-    else:
-        # Rewritten whole, like a log: a killed git-setup never leaves half a line.
-        joined = text + ("\n" if text and not text.endswith("\n") else "") + GIT_ATTRIBUTE + "\n"
-        replace_file(attributes, joined.encode("utf-8"))
-        click.echo(f"added '{GIT_ATTRIBUTE}' to {attributes}")
+    """Make `git diff` show .cpin logs as calls (a textconv driver and .gitattributes).
+
+    The driver is this Python's absolute path with `-m callpin show`, so it works
+    whether or not the environment callpin is installed in is active.
+    """
+    from .git_setup import git_setup
+
+    done = git_setup()
+    for line in done.lines:
+        click.echo(line)
+    if done.warning is not None:
+        click.echo(done.warning, err=True)
     return EXIT_SAME
-
-
-def _git(*args: str, allow_failure: bool = False) -> str:
-    try:
-        return run_git(args, policy=CALLER, check=not allow_failure).text
-    except GitError as exc:
-        if exc.returncode is None:
-            raise UsageError("git-setup needs git, and git is not installed") from None
-        reason = (exc.stderr.strip().splitlines() or [f"exit status {exc.returncode}"])[0]
-        raise UsageError(f"git {args[0]} failed: {reason}") from None
 
 
 # ---------------------------------------------------------------------------
 # The harness checks: bless and gate.
 
 
-@cli.command("bless")
+@cli.command("bless", short_help="Accept refreshed baselines, with a reason.")
 @click.argument("paths", nargs=-1, type=click.Path(), metavar="PATH...")
 @click.option("--reason", required=True, help="Why this change of interactions is accepted (one line).")
 @click.option(
@@ -416,7 +472,7 @@ def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder
     return EXIT_SAME
 
 
-@cli.command("gate")
+@cli.command("gate", short_help="Block baseline changes that are not blessed.")
 @click.option(
     "--base",
     default=None,
@@ -428,7 +484,16 @@ def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder
 @click.option("--install-hook", is_flag=True, help="Write a pre-commit hook that runs `callpin gate --staged`.")
 @click.option("--force", is_flag=True, help="With --install-hook: replace an existing hook.")
 @format_option
-def gate_command(base: str | None, folder: str, tree: str | None, install_hook: bool, force: bool, output: str) -> int:
+@output_option
+def gate_command(
+    base: str | None,
+    folder: str,
+    tree: str | None,
+    install_hook: bool,
+    force: bool,
+    output: str,
+    destination: str | None,
+) -> int:
     """Block baseline changes that were refreshed but not blessed; show each change as calls.
 
     Exit codes: 0 clean, 1 blocked, 2 could not run.
@@ -440,11 +505,7 @@ def gate_command(base: str | None, folder: str, tree: str | None, install_hook: 
         click.echo(f"installed {hook}")
         return EXIT_SAME
     report = gate.gate(base=base, folder=folder, tree=tree or "worktree")  # type: ignore[arg-type]
-    if output == "json":
-        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
-    else:
-        for line in report.lines():
-            click.echo(line)
+    _print_report(report, output, destination)
     return EXIT_DIFFERENT if report.blocked else EXIT_SAME
 
 
@@ -521,7 +582,7 @@ def review_command(
             "review asks on a terminal; here use --list, --accept PATH --reason TEXT, --reject PATH "
             "or their --accept-all / --reject-all forms"
         )
-    still_pending = review.Walk(folder, reason=reason, color=_use_color(None)).run()
+    still_pending = review.Walk(folder, reason=reason, color=_use_color(None, None)).run()
     return EXIT_DIFFERENT if still_pending else EXIT_SAME
 
 
@@ -529,7 +590,11 @@ def review_command(
 # probe
 
 
-@cli.command("probe", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@cli.command(
+    "probe",
+    short_help="Re-run a capture in other environments; name what varies.",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
 @click.option(
     "--cells",
     default=",".join(("tz", "locale", "hashseed", "cwd")),
@@ -546,8 +611,17 @@ def review_command(
     help="Seconds one run may take.",
 )
 @format_option
+@output_option
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str, command: tuple[str, ...]) -> int:
+def probe_command(
+    cells: str,
+    runs: int,
+    jobs: int,
+    timeout: float,
+    output: str,
+    destination: str | None,
+    command: tuple[str, ...],
+) -> int:
     """Run COMMAND over timezone, locale, hash seed and working-directory cells and name what is volatile.
 
     Put the command after `--`: `callpin probe -- python -m pytest tests/characterization`.
@@ -557,11 +631,7 @@ def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str,
 
     groups = tuple(part.strip() for part in cells.split(",") if part.strip())
     report = probe(list(command), groups=groups, runs=runs, jobs=jobs, timeout=timeout, progress=progress_printer())
-    if output == "json":
-        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
-    else:
-        for line in report.lines():
-            click.echo(line)
+    _print_report(report, output, destination)
     click.echo(report.verdict_line(), err=True)
     return EXIT_DIFFERENT if report.volatile else EXIT_SAME
 
@@ -570,7 +640,7 @@ def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str,
 # bite
 
 
-@cli.command("bite")
+@cli.command("bite", short_help="Check that the tests catch mutated collaborator calls.")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option(
     "--test",
@@ -605,6 +675,7 @@ def probe_command(cells: str, runs: int, jobs: int, timeout: float, output: str,
     "[default: 5 times the unmutated run, at least 10]",
 )
 @format_option
+@output_option
 @click.option("--show", "show_id", default=None, metavar="ID", help="Print one mutant's source diff and run nothing.")
 def bite_command(
     sources: tuple[str, ...],
@@ -615,6 +686,7 @@ def bite_command(
     jobs: int | None,
     timeout: float | None,
     output: str,
+    destination: str | None,
     show_id: str | None,
 ) -> int:
     """Prove the harness can fail: mutate the calls to the pinned collaborators in SOURCE
@@ -647,11 +719,7 @@ def bite_command(
         if exc.output:
             click.echo(exc.output, err=True)
         raise
-    if output == "json":
-        click.echo(json.dumps(report.to_json(), indent=2))
-    else:
-        for line in report.lines():
-            click.echo(line)
+    _print_report(report, output, destination)
     return int(report.exit_code)
 
 
@@ -659,7 +727,7 @@ def bite_command(
 # demo
 
 
-@cli.command("demo")
+@cli.command("demo", short_help="The whole story on the bundled renewals example.")
 @click.option(
     "--workdir",
     default=None,

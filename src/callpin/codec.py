@@ -592,6 +592,9 @@ class Encoder:
             finally:
                 self._stack.pop()
         except Exception as exc:
+            # Swallowed, so its traceback goes too: kept, it holds the failed call's frames,
+            # and one exception instance raised by every repr grows by an entry per encode.
+            exc.__traceback__ = None
             del out[start:]
             reason = str(exc) if isinstance(exc, _TooLarge) else type(exc).__name__
             self._unencodable(type(obj), reason, out)

@@ -16,11 +16,14 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 
-from .errors import CallpinError, UsageError
+from .errors import DemoError, UsageError
 
 EXAMPLE = ("examples", "renewals")
+# Where an installed callpin keeps the example (setup.py copies it there): beside this module.
+PACKAGED_EXAMPLE = ("_example", "renewals")
 # The demo project's commits are the demo's own, whatever the user's git configuration.
 GIT_IDENTITY = ("-c", "user.name=callpin demo", "-c", "user.email=demo@callpin.invalid")
 BASELINE = "baselines/examples/renewals/test_renewals/test_renew_charges_then_sends_the_receipt.cpin"
@@ -46,17 +49,16 @@ UNSAFE_REFACTOR = (
 )
 
 
-class DemoError(CallpinError, RuntimeError):
-    """A demo step did not end the way the story needs (the message says which)."""
-
-
 def example_source() -> Path:
-    """The bundled example folder of a source checkout (where `make demo` runs)."""
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent.joinpath(*EXAMPLE)
+    """The bundled example folder: the installed package's copy, or a source checkout's."""
+    # A wheel carries examples/renewals as package data (setup.py copies it there); an
+    # editable install or a bare checkout has only the repository's own folder.
+    packaged = Path(__file__).resolve().parent.joinpath(*PACKAGED_EXAMPLE)
+    candidates = [packaged, *(parent.joinpath(*EXAMPLE) for parent in Path(__file__).resolve().parents)]
+    for candidate in candidates:
         if (candidate / "renewals.py").is_file():
             return candidate
-    raise UsageError("callpin demo needs the bundled example (examples/renewals in a source checkout of callpin)")
+    raise UsageError(f"callpin demo cannot find its bundled example (looked in {packaged}); reinstall callpin")
 
 
 @dataclass
@@ -222,6 +224,13 @@ def _workdir(given: str | None, keep: bool) -> Iterator[Path]:
 
 def run_demo(workdir: str | None = None, *, keep: bool = False, echo: Callable[[str], None] = print) -> Path:
     """Run the six steps; the folder used (removed afterwards unless kept or given)."""
+    # The example's pins are pytest tests; pytest is a test dependency of callpin, not a
+    # runtime one, so `pip install callpin` alone does not bring it.
+    if find_spec("pytest") is None:
+        raise UsageError(
+            "callpin demo runs the example's tests with pytest, which is not installed: pip install pytest"
+        )
+    example_source()
     with _workdir(workdir, keep) as path:
         echo(f"callpin demo in {path}")
         Demo(path, echo).story()

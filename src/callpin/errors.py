@@ -126,3 +126,7 @@ class BiteError(CallpinError, RuntimeError):
     def __init__(self, message: str, *, output: str = "") -> None:
         super().__init__(message)
         self.output = output
+
+
+class DemoError(CallpinError, RuntimeError):
+    """A `callpin demo` step did not end the way the story needs (the message says which)."""

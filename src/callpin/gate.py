@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -482,12 +483,24 @@ def _previous_versions(root: Path) -> Any:
 # ---------------------------------------------------------------------------
 # the pre-commit hook
 
+# The hook runs the callpin that installed it, by its interpreter's absolute path, so it
+# gates whether or not that environment is active (a callpin on PATH is the fallback).
+# Without either it fails the commit and says how to fix it: a gate that skips itself
+# when callpin is missing would let unblessed baselines through unnoticed.
 HOOK = """#!/bin/sh
 # callpin: block commits that change a baseline without blessing it (callpin gate --install-hook).
+python={python}
+if "$python" -c "import callpin" >/dev/null 2>&1; then
+    exec "$python" -m callpin gate --staged --baselines {folder}
+fi
 if command -v callpin >/dev/null 2>&1; then
     exec callpin gate --staged --baselines {folder}
 fi
-exec python3 -m callpin gate --staged --baselines {folder}
+echo "callpin pre-commit hook: callpin is missing ($python cannot import it, and no callpin is on PATH)," >&2
+echo "so the baselines cannot be gated and the commit is stopped." >&2
+echo "fix: install callpin, then run 'callpin gate --install-hook --force' with it" >&2
+echo "(or commit with 'git commit --no-verify' to skip the gate this once)" >&2
+exit 1
 """
 
 
@@ -499,6 +512,8 @@ def install_hook(*, folder: str = "baselines", force: bool = False, start: str |
     if hook.exists() and not force:
         raise UsageError(f"a pre-commit hook exists at {hook}; use --force to replace it")
     hook.parent.mkdir(parents=True, exist_ok=True)
-    hook.write_text(HOOK.format(folder=_folder_in_repo(repo, folder, start)))
+    hook.write_text(
+        HOOK.format(python=shlex.quote(sys.executable), folder=shlex.quote(_folder_in_repo(repo, folder, start)))
+    )
     hook.chmod(0o755)
     return hook

@@ -175,14 +175,7 @@ class LogReader:
         # A pipe (`callpin diff <(git show HEAD~1:baselines/renew.cpin) baselines/renew.cpin`)
         # cannot be read twice or from its end: hold it in memory, up to a bound.
         with file:
-            data = file.read(MAX_PIPED + 1)
-        if len(data) > MAX_PIPED:
-            raise LimitExceeded(
-                self.path,
-                f"a log read from a pipe is held in memory: over {MAX_PIPED >> 20} MiB",
-                limit=MAX_PIPED,
-            )
-        return io.BytesIO(data)
+            return io.BytesIO(read_piped(file, self.path))
 
     def close(self) -> None:
         self._file.close()
@@ -329,6 +322,16 @@ class LogReader:
         decoder = codec.Decoder(self.path)
         for index, frame in enumerate(self.frames()):
             yield decode_event(frame, index, decoder)
+
+
+def read_piped(file: IO[bytes], path: str) -> bytes:
+    """The whole of a log that can be read only once (a pipe, standard input), within MAX_PIPED."""
+    data = file.read(MAX_PIPED + 1)
+    if len(data) > MAX_PIPED:
+        raise LimitExceeded(
+            path, f"a log read from a pipe is held in memory: over {MAX_PIPED >> 20} MiB", limit=MAX_PIPED
+        )
+    return data
 
 
 def _frame_error(path: str, count: int, exc: ValueError) -> LogFormatError:

@@ -36,13 +36,20 @@ def value_text(value: Any) -> str:
     """repr() of a decoded value, also where repr() refuses one.
 
     A log may hold an int past Python's limit for converting ints to decimal text
-    (shown in hex) or a value nested past the recursion limit (shown down to depth
-    100, then `...`).
+    (shown in hex) or a value nested deeper than 100 (shown down to depth 100, then
+    `...`).
     """
     try:
-        return repr(value)
+        text = repr(value)
     except (RecursionError, ValueError):
         return _bounded_text(value, SHOWN_DEPTH)
+    # Where repr() gives up on deep nesting is the interpreter's business (3.11 counts it
+    # against the recursion limit and the current stack, 3.13 against a far larger C
+    # limit), so the cut is made here, the same on every Python. Each level of nesting
+    # writes at least two characters: a shorter text cannot hold a value that deep.
+    if len(text) <= 2 * SHOWN_DEPTH:
+        return text
+    return _bounded_text(value, SHOWN_DEPTH)
 
 
 def _bounded_text(value: Any, depth: int) -> str:

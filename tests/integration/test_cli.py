@@ -14,7 +14,7 @@ import pytest
 import xxhash
 from click.testing import CliRunner
 
-from callpin import __version__, load
+from callpin import load
 from callpin.cli import cli
 from callpin.logfile import log_bytes
 from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet
@@ -71,12 +71,6 @@ BAD = ["missing", "directory", "non-log", "truncated", "corrupt"]
 
 # ---------------------------------------------------------------------------
 # The group.
-
-
-def test_version_prints_the_version():
-    result = run("--version")
-    assert result.exit_code == 0
-    assert result.stdout == f"callpin {__version__}\n"
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -267,7 +261,7 @@ def test_diff_html_has_no_stat_form(logs):
 
 
 def test_diff_text_and_json_can_be_written_to_a_file(logs, tmp_path):
-    run("diff", "-o", tmp_path / "report.txt", "--color", logs["base"], logs["swapped"])
+    run("diff", "-o", tmp_path / "report.txt", logs["base"], logs["swapped"])
     json_file = tmp_path / "report.json"
     run("diff", "--format", "json", "--output", json_file, logs["base"], logs["swapped"])
     text = (tmp_path / "report.txt").read_text(encoding="utf-8")

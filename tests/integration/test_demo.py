@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
 from pathlib import Path
 
+import pytest
+
+from callpin import demo
 from callpin.demo import run_demo
+from callpin.errors import UsageError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -38,3 +43,24 @@ def test_the_demo_runs_the_six_steps_and_shows_what_a_newcomer_needs(tmp_path):
         assert any(re.fullmatch(pattern, command) for command in shown), documented
     report = tmp_path / "demo" / "drift.html"
     assert report.is_file() and "op-moved" in report.read_text()
+
+
+def test_an_installed_callpin_runs_the_example_it_carries(tmp_path, monkeypatch):
+    installed = tmp_path / "site-packages" / "callpin"
+    (installed / "_example" / "renewals").mkdir(parents=True)
+    (installed / "_example" / "renewals" / "renewals.py").write_text("")
+    monkeypatch.setattr(demo, "__file__", str(installed / "demo.py"))
+    assert demo.example_source() == installed / "_example" / "renewals"
+
+
+def test_a_callpin_without_its_example_says_so_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "__file__", str(tmp_path / "site-packages" / "callpin" / "demo.py"))
+    with pytest.raises(UsageError, match="cannot find its bundled example"):
+        demo.example_source()
+
+
+def test_the_demo_without_pytest_says_how_to_get_it_and_makes_no_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "find_spec", lambda name: None if name == "pytest" else find_spec(name))
+    with pytest.raises(UsageError, match=r"with pytest, which is not installed: pip install pytest$"):
+        run_demo(str(tmp_path / "demo"))
+    assert not (tmp_path / "demo").exists()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from click.testing import CliRunner
 from callpin._impl import Encoder
 from callpin.cli import cli as main
 from callpin.logfile import write_log
-from gitrepo import commit_all, git, new_repository
+from gitrepo import IDENTITY, commit_all, git, new_repository
 
 
 def baseline(path: Path, calls: list[tuple[str, int]]) -> None:
@@ -170,6 +173,40 @@ def test_install_hook_blocks_an_unblessed_staged_change(repo):
     assert code == 1 and "refreshed but not blessed" in out
 
 
+def _commit_through_the_hook(repo: Path) -> subprocess.CompletedProcess[str]:
+    """`git commit` of the staged changes as a shell without callpin on PATH runs it."""
+    folders = [os.path.dirname(shutil.which("git") or "/usr/bin/git"), "/usr/bin", "/bin"]
+    path = os.pathsep.join(dict.fromkeys(folders))
+    assert shutil.which("callpin", path=path) is None
+    env = {"PATH": path, "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1", **IDENTITY}
+    return subprocess.run(
+        ["git", "commit", "-q", "-m", "refresh"], cwd=repo, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_hook_gates_with_callpin_absent_from_path(repo):
+    assert run(repo, "gate", "--install-hook")[0] == 0
+    refresh_with_swap(repo)
+    git(repo, "add", "-A")
+    done = _commit_through_the_hook(repo)
+    assert done.returncode == 1
+    # git sends a hook's output to stderr.
+    assert "refreshed but not blessed" in done.stderr
+    assert "gate: BLOCKED" in done.stderr
+
+
+def test_the_hook_fails_loudly_with_the_fix_when_callpin_is_missing(repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "removed-venv" / "bin" / "python"))
+    assert run(repo, "gate", "--install-hook")[0] == 0
+    (repo / "app.py").write_text("x = 2\n")
+    git(repo, "add", "-A")
+    done = _commit_through_the_hook(repo)
+    assert done.returncode == 1
+    assert "callpin is missing" in done.stderr
+    assert "fix: install callpin, then run 'callpin gate --install-hook --force'" in done.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "pins"
+
+
 def test_a_shallow_clone_without_a_base_commit_says_so_and_still_checks_every_line(repo, tmp_path):
     refresh_with_swap(repo)
     git(repo, "commit", "-qam", "refreshed, not blessed")
@@ -196,3 +233,13 @@ def test_one_event_is_one_event(repo):
     assert code == 1
     assert "the manifest says " in out and ", 1 event; the file is " in out
     assert "1 events" not in out
+
+
+def test_the_gate_report_goes_to_a_file_with_output(repo, tmp_path):
+    refresh_with_swap(repo)
+    code, out, _ = run(repo, "gate", "--format", "json", "-o", str(tmp_path / "gate.json"))
+    assert code == 1
+    assert out == ""
+    document = json.loads((tmp_path / "gate.json").read_text(encoding="utf-8"))
+    assert document["blocked"] is True
+    assert run(repo, "gate", "-o", "-")[1] == run(repo, "gate")[1]

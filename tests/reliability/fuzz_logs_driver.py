@@ -754,6 +754,16 @@ def run_input(path: str, valid: str, index: int) -> list[Outcome]:
 
 
 def _peak_mb() -> float:
+    # The high-water mark of this process's own memory. On Linux ru_maxrss survives exec:
+    # a child started by a large parent (a pytest worker that ran other tests first)
+    # would report the parent's peak before reading one input.
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

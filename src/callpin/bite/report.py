@@ -22,7 +22,7 @@ class Result:
 
 @dataclass(frozen=True)
 class Report:
-    """Every mutant's outcome; `lines()` is the text report, `to_json()` the machine one."""
+    """Every mutant's outcome; `lines()` is the text report, `as_json()` the machine one."""
 
     results: tuple[Result, ...]
     isolation: str
@@ -70,7 +70,7 @@ class Report:
         yield ""
         yield self.summary()
 
-    def to_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         return {
             "isolation": self.isolation,
             "mutants": [
