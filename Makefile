@@ -64,7 +64,7 @@ SANITIZE_VENV := .venv-sanitize
 SANITIZE_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -Werror
 SANITIZE_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) PYTHONMALLOC=malloc \
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
-SANITIZE_TESTS := tests/test_speedups.py tests/test_recorder_spies.py tests/test_recorder.py \
+SANITIZE_TESTS := tests/test_speedups.py tests/test_journal.py tests/test_recorder_spies.py tests/test_recorder.py \
 	tests/test_codec_differential.py tests/test_codec.py \
 	tests/test_vectors.py tests/test_normalize.py tests/test_diff.py \
 	tests/reliability/test_hostile_arguments.py tests/reliability/test_leaks.py

@@ -6,8 +6,10 @@ import dataclasses
 import datetime as dt
 import enum
 import math
+import re
 import uuid
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -509,3 +511,30 @@ def test_an_error_message_past_the_size_limit_is_replaced_by_a_text_saying_so(en
     frame = encoder_class().encode_event(2, "billing.charge", [], {}, None, ("Big", message), 1, 0)
     reason = f"str of {codec.MAX_STR + 1} bytes exceeds the limit of {codec.MAX_STR}"
     assert decode(frame)[5] == ["Big", f"<unencodable str: {reason}>"]
+
+
+# -- what the C encoder takes --------------------------------------------------------------
+
+
+def _documented_interface() -> set[str]:
+    """The entry names in the table of docs/speedups.md's "The configuration interface"."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "speedups.md").read_text()
+    section = text.split("## The configuration interface", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`([^`]+)`", row)}
+
+
+def test_the_speedups_interface_is_the_one_documented():
+    assert set(codec.SPEEDUPS_INTERFACE) == _documented_interface()
+    assert len(codec.SPEEDUPS_INTERFACE) == 26
+
+
+def test_the_speedups_interface_cannot_be_changed():
+    with pytest.raises(TypeError):
+        codec.SPEEDUPS_INTERFACE["limits"] = lambda: (1, 1, 1)  # type: ignore[index]
+
+
+def test_limits_are_the_module_limits_as_they_stand(monkeypatch):
+    assert codec.limits() == (codec.MAX_DEPTH, codec.MAX_STR, codec.MAX_ITEMS)
+    monkeypatch.setattr(codec, "MAX_ITEMS", 3)
+    assert codec.limits()[2] == 3

@@ -1,4 +1,4 @@
-"""The two per-call paths of a recording: the C spy against the Python reference (recorder._Spy).
+"""The two per-call paths of a recording: the C spy against the Python reference (journal.Spy).
 
 Both write the same bytes for the same calls: the scenario below is recorded through
 each (the C spy, the Python spy with the same encoder, and a child process running
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 import callpin
-from callpin import _impl, recorder
+from callpin import _impl, journal, recorder
 
 C_LIVE = _impl.IMPLEMENTATION == "c"
 needs_c = pytest.mark.skipif(not C_LIVE, reason="the C speedups are not live (not built, or CALLPIN_PURE_PYTHON=1)")
@@ -173,7 +173,7 @@ def scenario(make_module: Callable[..., types.ModuleType]) -> types.ModuleType:
 
 def python_spies(monkeypatch: pytest.MonkeyPatch) -> None:
     """Wire the Python reference spy even where the C one is live."""
-    monkeypatch.setattr(recorder, "_CSpy", None)
+    monkeypatch.setattr(_impl, "Spy", journal.Spy)
 
 
 def wired_handler(function: Any) -> Any:
@@ -194,7 +194,7 @@ def test_the_c_spy_is_wired_when_the_speedups_are_live(scenario):
 def test_the_python_spy_is_wired_without_the_c_one(scenario, monkeypatch):
     python_spies(monkeypatch)
     with callpin.record(spy="cp_scenario.charge"):
-        assert type(wired_handler(scenario.charge)) is recorder._Spy
+        assert type(wired_handler(scenario.charge)) is journal.Spy
 
 
 @needs_c
@@ -345,7 +345,7 @@ def test_a_call_waits_for_the_lock_without_holding_the_gil(scenario):
     with callpin.record(spy="cp_scenario.inner") as rec:
 
         def holder() -> None:
-            with rec._lock:
+            with rec._journal.lock:
                 holding.set()
                 release.wait(60)
 
@@ -467,7 +467,7 @@ def test_a_keyboard_interrupt_inside_the_call_is_recorded_and_reraised(scenario,
     with callpin.record(spy="cp_scenario.inner", stub={"cp_scenario.inner": interrupted}) as rec:
         with pytest.raises(KeyboardInterrupt):
             scenario.inner(1)
-        after_call = (recorder._thread_state.inside, rec._depth.get(), rec._lock.locked())
+        after_call = (recorder._thread_state.inside, rec._journal.depth.get(), rec._journal.lock.locked())
         with pytest.raises(KeyboardInterrupt):
             scenario.outer(2)  # inner raises again, one level down
     assert [(e.kind, e.label.rsplit(".", 1)[1], e.error, e.depth) for e in rec.events] == [
@@ -500,7 +500,7 @@ def test_an_exception_whose_str_raises_a_base_exception_replaces_it_chained(scen
     assert raised.__context__ is original
     assert [e.kind for e in rec.events] == ["call"]
     assert recorder._thread_state.inside is False
-    assert rec._depth.get() == 0
+    assert rec._journal.depth.get() == 0
 
 
 @pytest.mark.parametrize("spies", ["live", "python"])
@@ -540,17 +540,6 @@ def test_a_spy_is_called_as_wrapt_calls_it(scenario):
         True,
         False,
     )
-
-
-@needs_c
-def test_a_spy_needs_a_recording_with_the_c_pieces(scenario):
-    with callpin.record(spy="cp_scenario.inner") as rec:
-        pass
-    rec._lock = threading.Lock()
-    with pytest.raises(TypeError, match="_lock"):
-        _impl.Spy(rec, "label", None, False, recorder._error)
-    with pytest.raises(TypeError, match="not callable"):
-        _impl.Spy(rec, "label", 3, False, recorder._error)
 
 
 # ---------------------------------------------------------------------------------------
@@ -657,10 +646,10 @@ def test_memory_errors_at_every_allocation_of_a_recorded_call_leave_a_working_re
                 finally:
                     _testcapi.remove_mem_hooks()
                 assert not recorder._thread_state.inside
-                assert not rec._lock.locked()
+                assert not rec._journal.lock.locked()
                 # Restoring the depth allocates too; only a call that failed may leave
                 # it deeper (as the Python spy's `finally: reset()` would).
-                assert rec._depth.get() == 0 or failed
+                assert rec._journal.depth.get() == 0 or failed
                 assert module.charge("after", 2) == {"ok": 2}
             kinds = [(e.kind, e.args[:1]) for e in rec.events]
             assert kinds[:2] == [("call", ("warm",)), ("return", ())], kinds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import gc
 import os
 import subprocess
@@ -16,13 +17,16 @@ from typing import Any
 import pytest
 
 from callpin import _impl, codec
-from callpin.codec import Unencodable
+from callpin.codec import Unencodable, decode
 from callpin.normalize import DEFAULT_RULES, NO_RULES, Numbering, rule
 
 pytestmark = pytest.mark.skipif(
     _impl.IMPLEMENTATION != "c",
     reason="the C speedups are not live (not built, or CALLPIN_PURE_PYTHON=1)",
 )
+
+if _impl.IMPLEMENTATION == "c":
+    from callpin import _speedups
 
 CEncoder = _impl.Encoder
 PyEncoder = codec.Encoder
@@ -72,6 +76,43 @@ def test_pure_python_is_forced_by_the_environment():
         check=True,
     )
     assert out.stdout.split() == ["python", "callpin.codec"]
+
+
+def test_configuring_again_with_the_same_interface_changes_nothing():
+    _speedups.configure(**codec.SPEEDUPS_INTERFACE)
+    assert CEncoder(NO_RULES).encode(uuid.UUID(KEY)) == PyEncoder(NO_RULES).encode(uuid.UUID(KEY))
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        ({"limits": lambda: (1, 1, 1)}, RuntimeError, "already configured with another limits"),
+        ({"Extra": int}, TypeError, "takes no 'Extra'"),
+        ({"TooLarge": int}, TypeError, "TooLarge is not an exception class"),
+        ({"BUILTIN_RULES": []}, TypeError, "BUILTIN_RULES is not a tuple"),
+        ({"datetime": dt.date}, ImportError, "datetime.datetime is not the C datetime type"),
+    ],
+)
+def test_configure_refuses_another_interface(change, error, message):
+    with pytest.raises(error, match=message):
+        _speedups.configure(**{**codec.SPEEDUPS_INTERFACE, **change})
+
+
+def test_configure_refuses_an_interface_with_an_entry_missing():
+    partial = dict(codec.SPEEDUPS_INTERFACE)
+    del partial["canonical_form"]
+    with pytest.raises(TypeError, match="missing canonical_form"):
+        _speedups.configure(**partial)
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        _speedups.configure(codec)  # type: ignore[call-arg]
+
+
+def test_the_encoder_reads_its_limits_when_it_is_created(monkeypatch):
+    monkeypatch.setattr(codec, "MAX_ITEMS", 2)
+    limited = CEncoder(NO_RULES)
+    monkeypatch.setattr(codec, "MAX_ITEMS", 1_000_000)
+    assert decode(limited.encode([1, 2, 3])) == Unencodable("builtins.list", "3 items exceed the limit of 2")
+    assert decode(CEncoder(NO_RULES).encode([1, 2, 3])) == [1, 2, 3]
 
 
 def test_the_encoder_has_the_python_encoders_interface():

@@ -5,9 +5,12 @@
  * (numbering, callbacks into Python, exceptions), so that both implementations write the
  * same bytes and leave the same numbering state for every input. Values of types this
  * file does not know are given to codec.canonical_form, exactly as the Python encoder does.
+ * journal.py is the reference of the per-call path at the end of the file (Spy).
  *
- * The module keeps no mutable state of its own: configure(codec) stores references to
- * the codec's types and functions once, and everything an encoding changes lives in the
+ * The module keeps no mutable state of its own: configure(**codec.SPEEDUPS_INTERFACE)
+ * stores references to the types and functions listed there once (docs/speedups.md;
+ * nothing else of callpin's Python is read here, other than the documented attributes
+ * of the objects given to it), and everything an encoding changes lives in the
  * Encoder object (its numbering, the stack of open containers, the mode) or on the C
  * stack of one call. The GIL is held throughout; callbacks into Python may re-enter the
  * encoder, so no pointer into encoder-owned memory is kept across a callback. The one
@@ -46,13 +49,17 @@ enum {
 #define K_FIRST_NESTING K_LIST
 
 /* ------------------------------------------------------------------------------------
- * Configured references: set once by configure(codec), read-only afterwards. */
+ * Configured references: the entries of codec.SPEEDUPS_INTERFACE, set once by
+ * configure(), read-only afterwards. */
 
-static PyObject *codec_module;
-static PyObject *too_large;          /* codec._TooLarge */
-static PyObject *default_rules;      /* normalize.DEFAULT_RULES */
-static PyObject *numbering_type;     /* normalize.Numbering */
-static PyObject *builtin_rules;      /* tuple of normalize.UUID, TIMESTAMP, ADDRESS */
+static PyObject *too_large;          /* TooLarge: the exception of a value over a limit */
+static PyObject *default_rules;      /* DEFAULT_RULES */
+static PyObject *numbering_type;     /* Numbering */
+static PyObject *builtin_rules;      /* BUILTIN_RULES: a tuple of the rules scanned in C */
+static PyObject *fn_canonical_form;  /* canonical_form(value) */
+static PyObject *fn_qualified_name;  /* qualified_name(type) */
+static PyObject *fn_normalize_text;  /* normalize_text(text, rules, numbering, *, reprs, peek) */
+static PyObject *fn_limits;          /* limits() -> (max depth, max str, max items) */
 static PyTypeObject *t_uuid, *t_decimal, *t_path;
 static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
     *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems;
@@ -61,8 +68,7 @@ static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
 static PyObject *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_counters, *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
-    *s_canonical_form, *s_qualified_name, *s_normalize_text, *s_reprs, *s_bit_length,
-    *s_to_bytes, *s_big, *s_signed, *s_max_depth, *s_max_str, *s_max_items;
+    *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed;
 
 /* ------------------------------------------------------------------------------------
  * A growable byte buffer; it starts in caller-provided (stack) storage. */
@@ -825,16 +831,14 @@ static int emit_text(Encoder *e, const char *data, Py_ssize_t len, int surrogate
 /* Text given to normalize.normalize_text (rule sets with user rules). */
 static int write_str_delegated(Encoder *e, PyObject *s, Buf *out, int reprs)
 {
-    PyObject *exact, *fn, *result, *kwnames;
+    PyObject *exact, *result, *kwnames;
     Text t;
     int r;
     exact = PyUnicode_CheckExact(s) ? Py_NewRef(s) : PyUnicode_Substring(s, 0, PyUnicode_GET_LENGTH(s));
     if (exact == NULL)
         return -1;
-    fn = PyObject_GetAttr(codec_module, s_normalize_text);
-    kwnames = fn == NULL ? NULL : PyTuple_Pack(2, s_reprs, s_peek);
+    kwnames = PyTuple_Pack(2, s_reprs, s_peek);
     if (kwnames == NULL) {
-        Py_XDECREF(fn);
         Py_DECREF(exact);
         return -1;
     }
@@ -842,12 +846,11 @@ static int write_str_delegated(Encoder *e, PyObject *s, Buf *out, int reprs)
         /* normalize_text(text, rules, numbering, reprs=..., peek=...) */
         PyObject *args[5] = {exact, Py_NewRef(e->rules), Py_NewRef(e->numbering),
                              reprs ? Py_True : Py_False, e->mode == MODE_SHAPE ? Py_True : Py_False};
-        result = PyObject_Vectorcall(fn, args, 3, kwnames);
+        result = PyObject_Vectorcall(fn_normalize_text, args, 3, kwnames);
         Py_DECREF(args[1]);
         Py_DECREF(args[2]);
     }
     Py_DECREF(kwnames);
-    Py_DECREF(fn);
     Py_DECREF(exact);
     if (result == NULL)
         return -1;
@@ -896,17 +899,11 @@ static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
 static int write_unencodable(Encoder *e, PyTypeObject *cls, PyObject *reason, Buf *out)
 {
     Py_ssize_t start = out->len;
-    PyObject *fn, *name;
+    PyObject *name;
     int r;
-    fn = PyObject_GetAttr(codec_module, s_qualified_name);
-    if (fn == NULL)
+    if (buf_byte(out, 0x92) < 0)
         return -1;
-    if (buf_byte(out, 0x92) < 0) {
-        Py_DECREF(fn);
-        return -1;
-    }
-    name = PyObject_CallOneArg(fn, (PyObject *)cls);
-    Py_DECREF(fn);
+    name = PyObject_CallOneArg(fn_qualified_name, (PyObject *)cls);
     if (name == NULL)
         return -1;
     r = write_str(e, name, out, 0);
@@ -947,7 +944,7 @@ static PyObject *take_exception(void)
 }
 
 /* The `except Exception` of codec.Encoder._value: drop the partial output and write a
- * marker naming the exception (or the limit, for codec._TooLarge). */
+ * marker naming the exception (or the limit, for codec.TooLarge). */
 static int mark_failure(Encoder *e, PyTypeObject *cls, Buf *out, Py_ssize_t start)
 {
     PyObject *value, *reason;
@@ -1819,15 +1816,13 @@ static int write_handled(Encoder *e, PyObject *obj, int kind, Buf *out, Py_ssize
 /* A value of a type without a handler: pushed, then its canonical form is written. */
 static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
-    PyObject *fn, *form;
+    PyObject *form;
     int index = stack_index(e, obj), kind, r;
     if (index >= 0)
         return write_cycle(e, index, out);
     if (stack_push(e, obj) < 0)
         return -1;
-    fn = PyObject_GetAttr(codec_module, s_canonical_form);
-    form = fn == NULL ? NULL : PyObject_CallOneArg(fn, obj);
-    Py_XDECREF(fn);
+    form = PyObject_CallOneArg(fn_canonical_form, obj);
     if (form == NULL) {
         stack_pop(e);
         return -1;
@@ -1925,22 +1920,39 @@ static int set_rules(Encoder *e, PyObject *rules)
     return 0;
 }
 
-static Py_ssize_t codec_limit(PyObject *name)
+/* The encoder's limits, from limits() as they stand when it is created. */
+static int read_limits(Encoder *self)
 {
-    PyObject *value = PyObject_GetAttr(codec_module, name);
-    Py_ssize_t n;
-    if (value == NULL)
+    PyObject *limits = PyObject_CallNoArgs(fn_limits);
+    Py_ssize_t values[3];
+    if (limits == NULL)
         return -1;
-    n = PyLong_AsSsize_t(value);
-    Py_DECREF(value);
-    return n;
+    if (!PyTuple_Check(limits) || PyTuple_GET_SIZE(limits) != 3) {
+        PyErr_SetString(PyExc_TypeError, "limits() must return (max depth, max str, max items)");
+        Py_DECREF(limits);
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        values[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(limits, i));
+        if (values[i] < 0) {
+            Py_DECREF(limits);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "codec limits must not be negative");
+            return -1;
+        }
+    }
+    Py_DECREF(limits);
+    self->max_depth = values[0];
+    self->max_str = values[1];
+    self->max_items = values[2];
+    return 0;
 }
 
 static int Encoder_init(Encoder *self, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"rules", NULL};
     PyObject *rules = NULL, *numbering;
-    if (codec_module == NULL) {
+    if (fn_limits == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "callpin._speedups is not configured");
         return -1;
     }
@@ -1954,12 +1966,8 @@ static int Encoder_init(Encoder *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->numbering, numbering);
     self->mode = MODE_NORMAL;
     self->stack_len = 0;
-    if ((self->max_depth = codec_limit(s_max_depth)) < 0 || (self->max_str = codec_limit(s_max_str)) < 0
-        || (self->max_items = codec_limit(s_max_items)) < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "codec limits must not be negative");
+    if (read_limits(self) < 0)
         return -1;
-    }
     Py_XSETREF(self->depth_reason, PyUnicode_FromFormat("nested deeper than %zd", self->max_depth));
     return self->depth_reason == NULL ? -1 : 0;
 }
@@ -2211,16 +2219,17 @@ static PyTypeObject EncoderType = {
 };
 
 /* ------------------------------------------------------------------------------------
- * The per-call path of a recording: recorder._Spy.__call__ and Recording._emit in C.
+ * The per-call path of a recording: journal.Spy.__call__ and Journal.emit in C.
  *
- * recorder.py is the reference. A Spy is what wrapt calls for one spied target; it
- * shares every piece of state with the Python path of the same recording, so that a
- * mark (always emitted by Recording._emit) and a spied call interleave in one sequence:
- * the recording's Lock, its frames list, its thread-ordinal threading.local and
+ * journal.py is the reference. A Spy is what wrapt calls for one spied target; it is
+ * built from the recording's journal.Journal and reads only the attributes that class
+ * documents, sharing every piece of state with the Python path of the same recording,
+ * so that a mark (always emitted by Journal.emit) and a spied call interleave in one
+ * sequence: the journal's Lock, its frames list, its thread-ordinal threading.local and
  * counter, its receivers, its depth ContextVar, and the per-thread "inside callpin"
  * flag, which ThreadState shows to Python. */
 
-/* The per-thread flag of recorder._ThreadState: set while this thread runs callpin's
+/* The per-thread flag of journal.ThreadState: set while this thread runs callpin's
  * own event path, where a spied call passes through unrecorded. One TSS key for the
  * process, created at import; its value is per thread (non-NULL means inside). */
 static Py_tss_t inside_key = Py_tss_NEEDS_INIT;
@@ -2273,7 +2282,7 @@ static PyTypeObject ThreadStateType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "callpin._speedups.ThreadState",
     .tp_doc = PyDoc_STR("ThreadState()\n--\n\n"
-                        "The per-thread flag of recorder._ThreadState, shared by every instance\n"
+                        "The per-thread flag of journal.ThreadState, shared by every instance\n"
                         "and by the C spies: `inside` is this thread's value."),
     .tp_basicsize = sizeof(ThreadState),
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -2410,11 +2419,11 @@ enum { KIND_CALL = 0, KIND_RETURN = 1, KIND_RAISE = 2 };
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PyObject *recording;
+    PyObject *journal;
     PyObject *label;
     PyObject *stub;            /* None: the wrapped callable runs */
-    PyObject *describe_error;  /* recorder._error */
-    /* The recording's own objects, which it never replaces. */
+    PyObject *describe_error;  /* journal.describe_error */
+    /* The journal's own objects, which it never replaces. */
     Encoder *encoder;
     PyObject *frames;
     Lock *lock;
@@ -2426,13 +2435,13 @@ typedef struct {
     char record_return;
 } Spy;
 
-static PyObject *s__open, *s__threads, *s_ordinal;
+static PyObject *s_open, *s_threads, *s_ordinal;
 static PyObject *py_zero, *py_one;  /* immutable once made at import */
 
-/* recording._open */
+/* journal.open */
 static int spy_open(Spy *self)
 {
-    PyObject *open = PyObject_GetAttr(self->recording, s__open);
+    PyObject *open = PyObject_GetAttr(self->journal, s_open);
     int r;
     if (open == NULL)
         return -1;
@@ -2442,34 +2451,34 @@ static int spy_open(Spy *self)
 }
 
 /* The calling thread's ordinal (new reference): numbered by first appearance, with the
- * recording's counter, in the threading.local that Recording._emit also reads. */
+ * journal's counter, in the threading.local that Journal.emit also reads. */
 static PyObject *spy_thread(Spy *self)
 {
     PyObject *ordinal = PyObject_GetAttr(self->thread, s_ordinal), *count, *next;
     if (ordinal != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
         return ordinal;
     PyErr_Clear();
-    count = PyObject_GetAttr(self->recording, s__threads);
+    count = PyObject_GetAttr(self->journal, s_threads);
     if (count == NULL)
         return NULL;
     next = PyNumber_Add(count, py_one);
     Py_DECREF(count);
-    if (next == NULL || PyObject_SetAttr(self->recording, s__threads, next) < 0) {
+    if (next == NULL || PyObject_SetAttr(self->journal, s_threads, next) < 0) {
         Py_XDECREF(next);
         return NULL;
     }
     Py_DECREF(next);
-    ordinal = PyObject_GetAttr(self->recording, s__threads);
+    ordinal = PyObject_GetAttr(self->journal, s_threads);
     if (ordinal != NULL && PyObject_SetAttr(self->thread, s_ordinal, ordinal) < 0)
         Py_CLEAR(ordinal);
     return ordinal;
 }
 
-/* Recording._instance: the receiver's Instance (new reference), numbered per type by
+/* Journal.instance: the receiver's Instance (new reference), numbered per type by
  * first appearance; the receiver is kept alive so its id is not reused in this log. */
 static PyObject *spy_instance(Spy *self, PyObject *receiver)
 {
-    PyObject *key = PyLong_FromVoidPtr(receiver), *known, *fn, *type_name = NULL, *count, *number = NULL;
+    PyObject *key = PyLong_FromVoidPtr(receiver), *known, *type_name = NULL, *count, *number = NULL;
     PyObject *instance = NULL, *entry;
     if (key == NULL)
         return NULL;
@@ -2480,9 +2489,7 @@ static PyObject *spy_instance(Spy *self, PyObject *receiver)
     }
     if (PyErr_Occurred())
         goto done;
-    fn = PyObject_GetAttr(codec_module, s_qualified_name);
-    type_name = fn == NULL ? NULL : PyObject_CallOneArg(fn, (PyObject *)Py_TYPE(receiver));
-    Py_XDECREF(fn);
+    type_name = PyObject_CallOneArg(fn_qualified_name, (PyObject *)Py_TYPE(receiver));
     if (type_name == NULL)
         goto done;
     count = PyDict_GetItemWithError(self->instance_counts, type_name);
@@ -2560,7 +2567,7 @@ static int keyword_order(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Sort `n` key, value pairs whose keys are all strs, as recorder._sorted_keywords does:
+/* Sort `n` key, value pairs whose keys are all strs, as journal.sorted_keywords does:
  * an insertion sort for the few of a usual call, qsort for the rest. */
 static int sort_str_pairs(PyObject **pairs, Py_ssize_t n)
 {
@@ -2598,7 +2605,7 @@ static int sort_str_pairs(PyObject **pairs, Py_ssize_t n)
     return 0;
 }
 
-/* `recorder._sorted_keywords(kwargs)` as key, value, key, value... new references in
+/* `journal.sorted_keywords(kwargs)` as key, value, key, value... new references in
  * `storage` (room for FEW_KWARGS pairs) or a PyMem array. Names that are strs (the only
  * names a call passes) are ordered by code point; anything else is sorted by list.sort,
  * as sorted() sorts. */
@@ -2657,7 +2664,7 @@ static void release_pairs(PyObject **pairs, PyObject **storage, Py_ssize_t n)
         PyMem_Free(pairs);
 }
 
-/* One event frame, as Encoder.encode_event writes the fields Recording._emit gives it. */
+/* One event frame, as Encoder.encode_event writes the fields Journal.emit gives it. */
 static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args, PyObject *kwargs,
                            PyObject *const *pairs, Py_ssize_t npairs, PyObject *value, PyObject *error,
                            PyObject *thread, PyObject *depth)
@@ -2684,7 +2691,7 @@ static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args,
     return finish(&out, r);
 }
 
-/* Recording._emit: encode one event and append it, in one step under the lock. `args`
+/* Journal.emit: encode one event and append it, in one step under the lock. `args`
  * and `kwargs` are the call's (NULL: none), `raised` the exception of a raise event. */
 static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObject *value, PyObject *raised,
                     PyObject *depth, PyObject *receiver)
@@ -2700,7 +2707,7 @@ static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObj
     if (raised != NULL && (error = PyObject_CallOneArg(self->describe_error, raised)) == NULL)
         goto done;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 1) {
-        /* Keyword order at a call site carries no meaning (see Recording._emit). */
+        /* Keyword order at a call site carries no meaning (see journal.sorted_keywords). */
         if ((pairs = sorted_kwargs(kwargs, storage, &npairs)) == NULL)
             goto done;
         kwargs = NULL;
@@ -2714,7 +2721,7 @@ static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObj
     }
     if ((thread = spy_thread(self)) == NULL)
         goto unlock;
-    /* By its type, as Recording._emit checks it: never by asking its __class__. */
+    /* By its type, as Journal.emit checks it: never by asking its __class__. */
     if (receiver != NULL && receiver != Py_None && !PyType_Check(receiver)
         && (first = spy_instance(self, receiver)) == NULL)
         goto unlock;
@@ -2767,7 +2774,7 @@ static void spy_raised(Spy *self, PyObject *depth)
     Py_DECREF(exc);
 }
 
-/* recorder._Spy.__call__(wrapped, instance, args, kwargs) */
+/* journal.Spy.__call__(wrapped, instance, args, kwargs) */
 static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
 {
     PyObject *wrapped, *instance, *args, *kwargs, *call, *depth, *deeper, *token, *result;
@@ -2776,9 +2783,9 @@ static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf,
         PyErr_SetString(PyExc_TypeError, "a spy takes (wrapped, instance, args, kwargs)");
         return NULL;
     }
-    if (self->recording == NULL) {
+    if (self->journal == NULL) {
         /* cleared by the garbage collector while part of a cycle */
-        PyErr_SetString(PyExc_RuntimeError, "the spy's recording is gone");
+        PyErr_SetString(PyExc_RuntimeError, "the spy's journal is gone");
         return NULL;
     }
     wrapped = argv[0];
@@ -2820,6 +2827,7 @@ static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf,
     return result;
 }
 
+/* A documented attribute of the journal, of `type` when given (new reference). */
 static int take_attr(PyObject *from, const char *name, PyTypeObject *type, PyObject **slot)
 {
     /* An interned name: a temporary one would be kept by the type's attribute cache. */
@@ -2831,7 +2839,7 @@ static int take_attr(PyObject *from, const char *name, PyTypeObject *type, PyObj
     if (value == NULL)
         return -1;
     if (type != NULL && !PyObject_TypeCheck(value, type)) {
-        PyErr_Format(PyExc_TypeError, "the recording's %s is a %s, not a %s", name, Py_TYPE(value)->tp_name,
+        PyErr_Format(PyExc_TypeError, "the journal's %s is a %s, not a %s", name, Py_TYPE(value)->tp_name,
                      type->tp_name);
         Py_DECREF(value);
         return -1;
@@ -2842,40 +2850,49 @@ static int take_attr(PyObject *from, const char *name, PyTypeObject *type, PyObj
 
 static PyObject *Spy_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"recording", "label", "stub", "record_return", "describe_error", NULL};
-    PyObject *recording, *label, *stub, *describe_error, *flag = NULL;
+    static char *names[] = {"journal", "label", "stub", "record_return", NULL};
+    PyObject *journal, *label, *stub, *flag = NULL, *state = NULL;
     int record_return, record_raise;
     Spy *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OUOpO:Spy", names, &recording, &label, &stub, &record_return,
-                                     &describe_error))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OUOp:Spy", names, &journal, &label, &stub, &record_return))
         return NULL;
     if (stub != Py_None && !PyCallable_Check(stub)) {
         PyErr_Format(PyExc_TypeError, "the stub is not callable: %R", stub);
         return NULL;
     }
-    if (take_attr(recording, "_record_raise", NULL, &flag) < 0)
+    if (take_attr(journal, "record_raise", NULL, &flag) < 0)
         return NULL;
     record_raise = PyObject_IsTrue(flag);
     Py_DECREF(flag);
     if (record_raise < 0)
         return NULL;
+    /* The C spies read the flag of ThreadState; a journal whose Python path reads
+     * another flag would not see theirs. */
+    if (take_attr(journal, "state", &ThreadStateType, &state) < 0)
+        return NULL;
+    Py_DECREF(state);
     self = (Spy *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
     self->vectorcall = (vectorcallfunc)Spy_vectorcall;
-    self->recording = Py_NewRef(recording);
+    self->journal = Py_NewRef(journal);
     self->label = Py_NewRef(label);
     self->stub = Py_NewRef(stub);
-    self->describe_error = Py_NewRef(describe_error);
     self->record_raise = (char)record_raise;
     self->record_return = (char)record_return;
-    if (take_attr(recording, "_encoder", &EncoderType, (PyObject **)&self->encoder) < 0
-        || take_attr(recording, "_frames", &PyList_Type, &self->frames) < 0
-        || take_attr(recording, "_lock", &LockType, (PyObject **)&self->lock) < 0
-        || take_attr(recording, "_depth", &PyContextVar_Type, &self->depth) < 0
-        || take_attr(recording, "_thread", NULL, &self->thread) < 0
-        || take_attr(recording, "_instances", &PyDict_Type, &self->instances) < 0
-        || take_attr(recording, "_instance_counts", &PyDict_Type, &self->instance_counts) < 0) {
+    if (take_attr(journal, "encoder", &EncoderType, (PyObject **)&self->encoder) < 0
+        || take_attr(journal, "frames", &PyList_Type, &self->frames) < 0
+        || take_attr(journal, "lock", &LockType, (PyObject **)&self->lock) < 0
+        || take_attr(journal, "depth", &PyContextVar_Type, &self->depth) < 0
+        || take_attr(journal, "thread", NULL, &self->thread) < 0
+        || take_attr(journal, "instances", &PyDict_Type, &self->instances) < 0
+        || take_attr(journal, "instance_counts", &PyDict_Type, &self->instance_counts) < 0
+        || take_attr(journal, "describe_error", NULL, &self->describe_error) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (!PyCallable_Check(self->describe_error)) {
+        PyErr_SetString(PyExc_TypeError, "the journal's describe_error is not callable");
         Py_DECREF(self);
         return NULL;
     }
@@ -2884,7 +2901,7 @@ static PyObject *Spy_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 static int Spy_traverse(Spy *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->recording);
+    Py_VISIT(self->journal);
     Py_VISIT(self->label);
     Py_VISIT(self->stub);
     Py_VISIT(self->describe_error);
@@ -2900,7 +2917,7 @@ static int Spy_traverse(Spy *self, visitproc visit, void *arg)
 
 static int Spy_clear(Spy *self)
 {
-    Py_CLEAR(self->recording);
+    Py_CLEAR(self->journal);
     Py_CLEAR(self->label);
     Py_CLEAR(self->stub);
     Py_CLEAR(self->describe_error);
@@ -2922,7 +2939,7 @@ static void Spy_dealloc(Spy *self)
 }
 
 static PyMemberDef Spy_members[] = {
-    {"recording", T_OBJECT, offsetof(Spy, recording), READONLY, "The Recording this spy appends to."},
+    {"journal", T_OBJECT, offsetof(Spy, journal), READONLY, "The journal.Journal this spy appends to."},
     {"label", T_OBJECT, offsetof(Spy, label), READONLY, "The label of the spied target's events."},
     {"stub", T_OBJECT, offsetof(Spy, stub), READONLY, "The callable run instead of the target, or None."},
     {"record_raise", T_BOOL, offsetof(Spy, record_raise), READONLY, "Whether raise events are written."},
@@ -2933,9 +2950,9 @@ static PyMemberDef Spy_members[] = {
 static PyTypeObject SpyType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "callpin._speedups.Spy",
-    .tp_doc = PyDoc_STR("Spy(recording, label, stub, record_return, describe_error)\n--\n\n"
-                        "What wrapt calls for one spied target: recorder._Spy in C, appending to the\n"
-                        "recording's event sequence with no Python frame of callpin's."),
+    .tp_doc = PyDoc_STR("Spy(journal, label, stub, record_return)\n--\n\n"
+                        "What wrapt calls for one spied target: journal.Spy in C, appending to the\n"
+                        "journal's event sequence with no Python frame of callpin's."),
     .tp_basicsize = sizeof(Spy),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = Spy_new,
@@ -2948,106 +2965,128 @@ static PyTypeObject SpyType = {
 };
 
 /* ------------------------------------------------------------------------------------
- * configure(codec) */
+ * configure(**codec.SPEEDUPS_INTERFACE) */
 
-static int take_type(PyObject *from, const char *name, PyTypeObject **slot)
+enum { PART_OBJECT, PART_TYPE, PART_EXCEPTION, PART_CALLABLE, PART_TUPLE };
+
+typedef struct {
+    const char *name;
+    PyObject **slot;  /* NULL: only checked, not kept */
+    int kind;
+} Part;
+
+/* Every entry of codec.SPEEDUPS_INTERFACE (docs/speedups.md), and nothing else. */
+static const Part parts[] = {
+    {"UUID", (PyObject **)&t_uuid, PART_TYPE},
+    {"Decimal", (PyObject **)&t_decimal, PART_TYPE},
+    {"PurePosixPath", (PyObject **)&t_path, PART_TYPE},
+    /* FIRST_DATETIME_PART: the four types the C API's macros read, checked, not kept */
+    {"datetime", NULL, PART_TYPE},
+    {"date", NULL, PART_TYPE},
+    {"time", NULL, PART_TYPE},
+    {"timedelta", NULL, PART_TYPE},
+    {"Record", (PyObject **)&t_record, PART_TYPE},
+    {"Custom", (PyObject **)&t_custom, PART_TYPE},
+    {"EnumValue", (PyObject **)&t_enum, PART_TYPE},
+    {"ExceptionValue", (PyObject **)&t_exception, PART_TYPE},
+    {"Placeholder", (PyObject **)&t_placeholder, PART_TYPE},
+    {"Cycle", (PyObject **)&t_cycle, PART_TYPE},
+    {"Opaque", (PyObject **)&t_opaque, PART_TYPE},
+    {"Unencodable", (PyObject **)&t_unencodable, PART_TYPE},
+    {"Instance", (PyObject **)&t_instance, PART_TYPE},
+    {"Pairs", (PyObject **)&t_pairs, PART_TYPE},
+    {"SetItems", (PyObject **)&t_setitems, PART_TYPE},
+    {"TooLarge", &too_large, PART_EXCEPTION},
+    {"canonical_form", &fn_canonical_form, PART_CALLABLE},
+    {"qualified_name", &fn_qualified_name, PART_CALLABLE},
+    {"normalize_text", &fn_normalize_text, PART_CALLABLE},
+    {"limits", &fn_limits, PART_CALLABLE},
+    {"DEFAULT_RULES", &default_rules, PART_OBJECT},
+    {"Numbering", &numbering_type, PART_TYPE},
+    {"BUILTIN_RULES", &builtin_rules, PART_TUPLE},
+};
+#define PARTS ((Py_ssize_t)(sizeof(parts) / sizeof(parts[0])))
+#define FIRST_DATETIME_PART 3
+
+/* The datetime fields are read with the C API's macros, valid only for its types. */
+static int check_datetime(PyObject *given[])
 {
-    PyObject *value = PyObject_GetAttrString(from, name);
-    if (value == NULL)
-        return -1;
-    if (!PyType_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "%s is not a type", name);
-        Py_DECREF(value);
-        return -1;
+    PyTypeObject *api[] = {PyDateTimeAPI->DateTimeType, PyDateTimeAPI->DateType, PyDateTimeAPI->TimeType,
+                           PyDateTimeAPI->DeltaType};
+    for (int i = 0; i < 4; i++) {
+        if (given[FIRST_DATETIME_PART + i] != (PyObject *)api[i]) {
+            PyErr_Format(PyExc_ImportError, "datetime.%s is not the C datetime type",
+                         parts[FIRST_DATETIME_PART + i].name);
+            return -1;
+        }
     }
-    Py_XSETREF(*slot, (PyTypeObject *)value);
     return 0;
 }
 
-static int take_object(PyObject *from, const char *name, PyObject **slot)
-{
-    PyObject *value = PyObject_GetAttrString(from, name);
-    if (value == NULL)
-        return -1;
-    Py_XSETREF(*slot, value);
-    return 0;
-}
+PyDoc_STRVAR(configure_doc, "configure(**interface)\n--\n\n"
+             "Take the types, functions and rules of codec.SPEEDUPS_INTERFACE, each by its name there;\n"
+             "_impl calls it once at import. A second call must give the same objects.");
 
-PyDoc_STRVAR(configure_doc, "configure(codec)\n--\n\n"
-             "Take the codec module's types, functions and rules; _impl calls it once at import.");
-
-static PyObject *configure(PyObject *module, PyObject *codec)
+static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    PyObject *normalize = NULL, *uuid_module = NULL, *pathlib = NULL, *dt = NULL, *rules = NULL;
-    PyObject *result = NULL;
+    PyObject *given[sizeof(parts) / sizeof(parts[0])];
     (void)module;
-    if (codec_module != NULL) {
-        if (codec_module == codec)
-            Py_RETURN_NONE;
-        PyErr_SetString(PyExc_RuntimeError, "callpin._speedups is already configured with another codec");
+    if (PyTuple_GET_SIZE(args) > 0) {
+        PyErr_SetString(PyExc_TypeError, "configure() takes keyword arguments only");
         return NULL;
     }
-    if ((normalize = PyImport_ImportModule("callpin.normalize")) == NULL
-        || (uuid_module = PyObject_GetAttrString(codec, "_uuid")) == NULL
-        || (pathlib = PyObject_GetAttrString(codec, "pathlib")) == NULL
-        || (dt = PyObject_GetAttrString(codec, "_dt")) == NULL)
-        goto done;
-    if (take_type(uuid_module, "UUID", &t_uuid) < 0 || take_type(codec, "Decimal", &t_decimal) < 0
-        || take_type(pathlib, "PurePosixPath", &t_path) < 0 || take_type(codec, "Record", &t_record) < 0
-        || take_type(codec, "Custom", &t_custom) < 0 || take_type(codec, "EnumValue", &t_enum) < 0
-        || take_type(codec, "ExceptionValue", &t_exception) < 0
-        || take_type(codec, "Placeholder", &t_placeholder) < 0 || take_type(codec, "Cycle", &t_cycle) < 0
-        || take_type(codec, "Opaque", &t_opaque) < 0 || take_type(codec, "Unencodable", &t_unencodable) < 0
-        || take_type(codec, "Instance", &t_instance) < 0 || take_type(codec, "Pairs", &t_pairs) < 0
-        || take_type(codec, "SetItems", &t_setitems) < 0 || take_object(codec, "_TooLarge", &too_large) < 0
-        || take_object(normalize, "DEFAULT_RULES", &default_rules) < 0
-        || take_object(normalize, "Numbering", &numbering_type) < 0)
-        goto done;
-    /* The datetime fields are read with the C API's macros, valid only for its types. */
-    {
-        static const char *names[] = {"datetime", "date", "time", "timedelta"};
-        PyTypeObject *api[] = {PyDateTimeAPI->DateTimeType, PyDateTimeAPI->DateType, PyDateTimeAPI->TimeType,
-                               PyDateTimeAPI->DeltaType};
-        for (int i = 0; i < 4; i++) {
-            PyObject *value = PyObject_GetAttrString(dt, names[i]);
-            int same = value == (PyObject *)api[i];
-            Py_XDECREF(value);
-            if (!same) {
-                if (!PyErr_Occurred())
-                    PyErr_Format(PyExc_ImportError, "datetime.%s is not the C datetime type", names[i]);
-                goto done;
+    for (Py_ssize_t i = 0; i < PARTS; i++) {
+        given[i] = kwargs == NULL ? NULL : PyDict_GetItemString(kwargs, parts[i].name);
+        if (given[i] == NULL) {
+            PyErr_Format(PyExc_TypeError, "configure() is missing %s", parts[i].name);
+            return NULL;
+        }
+        if ((parts[i].kind == PART_TYPE && !PyType_Check(given[i]))
+            || (parts[i].kind == PART_EXCEPTION && !PyExceptionClass_Check(given[i]))
+            || (parts[i].kind == PART_CALLABLE && !PyCallable_Check(given[i]))
+            || (parts[i].kind == PART_TUPLE && !PyTuple_Check(given[i]))) {
+            static const char *wanted[] = {"", "a type", "an exception class", "callable", "a tuple"};
+            PyErr_Format(PyExc_TypeError, "configure(): %s is not %s", parts[i].name, wanted[parts[i].kind]);
+            return NULL;
+        }
+    }
+    if (PyDict_GET_SIZE(kwargs) != PARTS) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kwargs, &pos, &key, &value)) {
+            int known = 0;
+            for (Py_ssize_t i = 0; i < PARTS && !known; i++)
+                known = PyUnicode_CompareWithASCIIString(key, parts[i].name) == 0;
+            if (!known) {
+                PyErr_Format(PyExc_TypeError, "configure() takes no %R", key);
+                return NULL;
             }
         }
     }
-    {
-        PyObject *uuid_rule = PyObject_GetAttrString(normalize, "UUID");
-        PyObject *ts_rule = uuid_rule == NULL ? NULL : PyObject_GetAttrString(normalize, "TIMESTAMP");
-        PyObject *addr_rule = ts_rule == NULL ? NULL : PyObject_GetAttrString(normalize, "ADDRESS");
-        if (addr_rule != NULL)
-            rules = PyTuple_Pack(3, uuid_rule, ts_rule, addr_rule);
-        Py_XDECREF(uuid_rule);
-        Py_XDECREF(ts_rule);
-        Py_XDECREF(addr_rule);
-        if (rules == NULL)
-            goto done;
-        Py_XSETREF(builtin_rules, rules);
+    if (check_datetime(given) < 0)
+        return NULL;
+    if (fn_limits != NULL) {
+        for (Py_ssize_t i = 0; i < PARTS; i++) {
+            if (parts[i].slot != NULL && *parts[i].slot != given[i]) {
+                PyErr_Format(PyExc_RuntimeError, "callpin._speedups is already configured with another %s",
+                             parts[i].name);
+                return NULL;
+            }
+        }
+        Py_RETURN_NONE;
     }
-    Py_INCREF(codec);
-    codec_module = codec;
-    result = Py_NewRef(Py_None);
-done:
-    Py_XDECREF(normalize);
-    Py_XDECREF(uuid_module);
-    Py_XDECREF(pathlib);
-    Py_XDECREF(dt);
-    return result;
+    for (Py_ssize_t i = 0; i < PARTS; i++) {
+        if (parts[i].slot != NULL)
+            *parts[i].slot = Py_NewRef(given[i]);
+    }
+    Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------------------------------------------
  * The module. */
 
 static PyMethodDef module_methods[] = {
-    {"configure", (PyCFunction)configure, METH_O, configure_doc},
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS, configure_doc},
     {NULL},
 };
 
@@ -3079,12 +3118,10 @@ PyMODINIT_FUNC PyInit__speedups(void)
         || intern(&s_table, "table") < 0 || intern(&s_counters, "counters") < 0 || intern(&s_peek, "peek") < 0
         || intern(&s_rules, "rules") < 0 || intern(&s_uuid, "uuid") < 0 || intern(&s_timestamp, "timestamp") < 0
         || intern(&s_address, "address") < 0 || intern(&s_ts, "ts") < 0 || intern(&s_addr, "addr") < 0
-        || intern(&s_canonical_form, "canonical_form") < 0 || intern(&s_qualified_name, "qualified_name") < 0
-        || intern(&s_normalize_text, "normalize_text") < 0 || intern(&s_reprs, "reprs") < 0
+        || intern(&s_reprs, "reprs") < 0
         || intern(&s_bit_length, "bit_length") < 0 || intern(&s_to_bytes, "to_bytes") < 0
-        || intern(&s_big, "big") < 0 || intern(&s_signed, "signed") < 0 || intern(&s_max_depth, "MAX_DEPTH") < 0
-        || intern(&s_max_str, "MAX_STR") < 0 || intern(&s_max_items, "MAX_ITEMS") < 0
-        || intern(&s__open, "_open") < 0 || intern(&s__threads, "_threads") < 0
+        || intern(&s_big, "big") < 0 || intern(&s_signed, "signed") < 0
+        || intern(&s_open, "open") < 0 || intern(&s_threads, "threads") < 0
         || intern(&s_ordinal, "ordinal") < 0)
         return NULL;
     if ((py_zero = PyLong_FromLong(0)) == NULL || (py_one = PyLong_FromLong(1)) == NULL)

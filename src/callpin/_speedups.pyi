@@ -1,9 +1,9 @@
-"""Types of the C extension: codec.Encoder and the per-call path of recorder.py, which document them."""
+"""Types of the C extension: codec.Encoder and the per-call path of journal.py, which document them."""
 
 from collections.abc import Callable, Iterable
-from types import ModuleType
 from typing import Any
 
+from .journal import Journal
 from .normalize import Numbering, RuleSet
 
 class Encoder:
@@ -23,7 +23,7 @@ class Encoder:
         depth: int,
     ) -> bytes: ...
 
-def configure(codec: ModuleType, /) -> None: ...
+def configure(**interface: object) -> None: ...
 
 class ThreadState:
     inside: bool
@@ -34,18 +34,10 @@ class Lock:
     def locked(self) -> bool: ...
 
 class Spy:
-    recording: Any
+    journal: Journal
     label: str
     stub: Callable[..., Any] | None
     record_raise: bool
     record_return: bool
-    def __init__(
-        self,
-        recording: Any,
-        label: str,
-        stub: Callable[..., Any] | None,
-        record_return: bool,
-        describe_error: Callable[[BaseException], tuple[str, str]],
-        /,
-    ) -> None: ...
+    def __init__(self, journal: Journal, label: str, stub: Callable[..., Any] | None, record_return: bool) -> None: ...
     def __call__(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], /) -> Any: ...

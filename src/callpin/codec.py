@@ -17,15 +17,16 @@ import re
 import struct
 import uuid as _uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from types import MappingProxyType
 from typing import Any
 
 import msgpack
 
 from .errors import CorruptLog, LimitExceeded, UsageError
-from .normalize import DEFAULT_RULES, Numbering, RuleSet, normalize_text
+from .normalize import BUILTIN_RULES, DEFAULT_RULES, Numbering, RuleSet, normalize_text
 
 # ext codes: stable forever within format 1.x (docs/FORMAT.md).
 EXT_TUPLE = 1
@@ -549,7 +550,7 @@ class Encoder:
         start = len(out)
         try:
             self._str(text, out, reprs=reprs)
-        except _TooLarge as exc:
+        except TooLarge as exc:
             del out[start:]
             self._plain_str(f"<unencodable str: {exc}>", out)
 
@@ -596,7 +597,7 @@ class Encoder:
             # and one exception instance raised by every repr grows by an entry per encode.
             exc.__traceback__ = None
             del out[start:]
-            reason = str(exc) if isinstance(exc, _TooLarge) else type(exc).__name__
+            reason = str(exc) if isinstance(exc, TooLarge) else type(exc).__name__
             self._unencodable(type(obj), reason, out)
 
     def _unencodable(self, cls: type, reason: str, out: bytearray) -> None:
@@ -675,7 +676,7 @@ class Encoder:
 
     def _check_size(self, size: int, cls: type) -> None:
         if size > MAX_STR:
-            raise _TooLarge(f"{cls.__name__} of {size} bytes exceeds the limit of {MAX_STR}")
+            raise TooLarge(f"{cls.__name__} of {size} bytes exceeds the limit of {MAX_STR}")
 
     def _bytes(self, obj: bytes, out: bytearray, depth: int) -> None:
         self._check_size(len(obj), bytes)
@@ -683,7 +684,7 @@ class Encoder:
 
     def _list(self, obj: list[Any], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
-            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
         if not self._enter(obj, out):
             return
         try:
@@ -703,7 +704,7 @@ class Encoder:
 
     def _dict(self, obj: dict[Any, Any], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
-            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
         if not self._enter(obj, out):
             return
         try:
@@ -716,7 +717,7 @@ class Encoder:
 
     def _tuple(self, obj: tuple[Any, ...], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
-            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
         if not self._enter(obj, out):
             return
         try:
@@ -730,7 +731,7 @@ class Encoder:
 
     def _set(self, obj: set[Any] | frozenset[Any], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
-            raise _TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
+            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
         if not self._enter(obj, out):
             return
         try:
@@ -911,8 +912,12 @@ class Encoder:
         _pack_ext(EXT_FROZENSET if obj.frozen else EXT_SET, payload, out)
 
 
-class _TooLarge(Exception):
-    """A value over an encoding limit; caught by `_value` and written as a marker."""
+class TooLarge(Exception):
+    """A value over an encoding limit: the encoder writes an `Unencodable` marker in its place.
+
+    The C encoder raises this class too (it is in `SPEEDUPS_INTERFACE`), so a marker
+    says the same whichever encoder wrote it.
+    """
 
 
 _INERT_TYPES = (
@@ -967,6 +972,48 @@ _HANDLERS: dict[type, Callable[[Encoder, Any, bytearray, int], None]] = {
 def encode(value: Any, rules: RuleSet = DEFAULT_RULES) -> bytes:
     """The canonical bytes of one value with a fresh numbering."""
     return Encoder(rules).encode(value)
+
+
+def limits() -> tuple[int, int, int]:
+    """The encoder's limits as they stand: `(MAX_DEPTH, MAX_STR, MAX_ITEMS)`."""
+    return MAX_DEPTH, MAX_STR, MAX_ITEMS
+
+
+# Everything the C encoder and spy take from Python, given once to
+# `_speedups.configure(**SPEEDUPS_INTERFACE)` by `_impl`: the C code reads no other
+# name of callpin's modules (docs/speedups.md describes each entry). The types are
+# those the encoder recognizes by identity; the functions are called back for what
+# the C code leaves to Python; `limits` is called when an encoder is created.
+SPEEDUPS_INTERFACE: Mapping[str, object] = MappingProxyType(
+    {
+        "UUID": _uuid.UUID,
+        "Decimal": Decimal,
+        "PurePosixPath": pathlib.PurePosixPath,
+        "datetime": _dt.datetime,
+        "date": _dt.date,
+        "time": _dt.time,
+        "timedelta": _dt.timedelta,
+        "Record": Record,
+        "Custom": Custom,
+        "EnumValue": EnumValue,
+        "ExceptionValue": ExceptionValue,
+        "Placeholder": Placeholder,
+        "Cycle": Cycle,
+        "Opaque": Opaque,
+        "Unencodable": Unencodable,
+        "Instance": Instance,
+        "Pairs": Pairs,
+        "SetItems": SetItems,
+        "TooLarge": TooLarge,
+        "canonical_form": canonical_form,
+        "qualified_name": qualified_name,
+        "normalize_text": normalize_text,
+        "limits": limits,
+        "DEFAULT_RULES": DEFAULT_RULES,
+        "Numbering": Numbering,
+        "BUILTIN_RULES": tuple(BUILTIN_RULES.values()),
+    }
+)
 
 
 # ---------------------------------------------------------------------------

@@ -1,48 +1,27 @@
-"""record(): own the spies, the event sequence, threads, depth, marks and outcomes of one log."""
+"""record(): patch one block's spies and stubs, keep its journal of events, restore, give its log."""
 
 from __future__ import annotations
 
-import contextvars
-import inspect
 import os
 import threading
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeAlias
 
 from . import _impl, codec
-from ._impl import Encoder
 from .errors import UsageError
-from .event import KIND_CODES, Event, decode_event
+from .event import Event, decode_event
 from .export import export_log
+from .journal import AsyncSpy, Journal, run_stub
 from .logfile import Log, write_log
 from .normalize import DEFAULT_RULES, RuleSet
 from .spy import Handler, Patch, Patcher, Site, SpySpec, TargetSpec, resolve, resolve_one
 
-if TYPE_CHECKING:
-    pass
-
 Outcomes: TypeAlias = Literal["raise", "all", "none"]
 OUTCOMES = ("raise", "all", "none")
 
-_CALL = KIND_CODES["call"]
-_RETURN = KIND_CODES["return"]
-_RAISE = KIND_CODES["raise"]
-_MARK = KIND_CODES["mark"]
-_NO_ARGS: tuple[Any, ...] = ()
-
-
-class _ThreadState(threading.local):
-    # True while this thread is inside callpin's own event path (encoding a value,
-    # numbering a thread). A spied call made from there (a __repr__ that calls a
-    # collaborator, a spied builtin callpin itself uses) is callpin's doing, not the
-    # code under test's: it passes straight through, unrecorded, by every recorder.
-    # This is also what keeps it from waiting on the lock its own thread holds.
-    inside = False
-
-
-# With the C speedups the flag lives in C, where the C spies read it, and this
-# object shows it to the Python path: one flag per thread for both.
-_thread_state: _ThreadState = _ThreadState() if _impl.ThreadState is None else _impl.ThreadState()
+# The "inside callpin" flag of every recording in the process (journal.ThreadState);
+# with the C speedups it shows the flag the C spies read, one per thread for both.
+_thread_state = _impl.ThreadState()
 
 
 def returns(value: Any) -> Callable[..., Any]:
@@ -140,21 +119,12 @@ class Recording:
         self._state = "new"
         self._labels: list[str] = []
 
-        # The event sequence. One lock orders encoding and appending, because the
-        # encoder's placeholder and instance numbering follow the order of the log.
-        self._lock = _impl.Lock()
-        self._open = False
-        self._encoder = Encoder(normalize)
-        self._frames: list[bytes] = []
-        self._threads = 0
-        self._thread = threading.local()
-        self._instances: dict[int, tuple[object, codec.Instance]] = {}
-        self._instance_counts: dict[str, int] = {}
-        self._record_raise = outcomes != "none"
+        # The event sequence the spies and marks append to, with the live
+        # implementation's encoder and lock (journal.py has the per-call path).
+        self._journal = Journal(
+            _impl.Encoder(normalize), lock=_impl.Lock(), state=_thread_state, record_raise=outcomes != "none"
+        )
         self._record_return = outcomes == "all"
-        # Depth follows the flow of control, so it lives in a context variable: each
-        # thread and each asyncio task counts its own nesting.
-        self._depth: contextvars.ContextVar[int] = contextvars.ContextVar(f"callpin-depth-{id(self):x}", default=0)
         self._decoder = codec.Decoder()
         self._decoded_lock = threading.Lock()
         self._events: list[Event] = []
@@ -178,11 +148,8 @@ class Recording:
         for stubbed, replacement in stubs.values():
             wired.append((stubbed, _stub_handler(stubbed, replacement)))
         self._labels = [site.label for site in sites]
-        # The recording thread is thread 1 whether or not it makes the first call.
-        self._threads = 1
-        self._thread.ordinal = 1
         self._patcher.patch(wired, aliases=self._aliases)
-        self._open = True
+        self._journal.start()
         self._state = "recording"
         self.targets = list(self._patcher.patches)
         return self
@@ -199,11 +166,7 @@ class Recording:
         if self._state != "recording":
             return
         self._state = "stopped"
-        with self._lock:
-            self._open = False
-            # Receivers were kept alive only so their ids could not be reused
-            # within this log.
-            self._instances.clear()
+        self._journal.stop()
         self._patcher.restore()
 
     # -- results -----------------------------------------------------------------------
@@ -211,8 +174,7 @@ class Recording:
     @property
     def frames(self) -> list[bytes]:
         """The encoded event frames so far, in log order (a copy)."""
-        with self._lock:
-            return list(self._frames)
+        return self._journal.snapshot()
 
     @property
     def events(self) -> list[Event]:
@@ -233,7 +195,7 @@ class Recording:
             raise UsageError(f"a mark's name is a string, got {name!r}")
         if self._state != "recording":
             raise UsageError("mark() works only inside the record() block")
-        self._emit(_MARK, name, _NO_ARGS, {}, value, None, self._depth.get(), None)
+        self._journal.mark(name, value)
 
     def write(self, path: str | os.PathLike[str]) -> str:
         """Write the log to `path` atomically (temporary file, then replace); its fingerprint."""
@@ -247,170 +209,16 @@ class Recording:
         """
         return export_log(source, self._labels[0] if self._labels else None, self.frames, self.rules, self.meta)
 
-    # -- the per-call path -----------------------------------------------------------------
+    # -- wiring ------------------------------------------------------------------------
 
     def _spy_handler(self, site: Site, stub: Callable[..., Any] | None) -> Handler:
         if site.flavor == "async":
-            return _AsyncSpy(self, site.label, stub, self._record_return)
+            return AsyncSpy(self._journal, site.label, stub, self._record_return)
         # The generator is the user's to iterate; its "return value" is only the
         # generator object, so no return event is written for it.
         record_return = self._record_return and site.flavor != "generator"
-        if _CSpy is not None:
-            handler: Handler = _CSpy(self, site.label, stub, record_return, _error)
-            return handler
-        return _Spy(self, site.label, stub, record_return)
-
-    def _emit(
-        self,
-        kind: int,
-        label: str,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        value: Any,
-        raised: BaseException | None,
-        depth: int,
-        receiver: object,
-    ) -> None:
-        """Encode one event and append it, in one step under the lock."""
-        state = _thread_state
-        if state.inside:
-            return
-        state.inside = True
-        try:
-            error = None if raised is None else _error(raised)
-            if len(kwargs) > 1:
-                kwargs = _sorted_keywords(kwargs)
-            with self._lock:
-                if not self._open:
-                    return
-                local = self._thread
-                try:
-                    thread = local.ordinal
-                except AttributeError:
-                    self._threads += 1
-                    thread = local.ordinal = self._threads
-                # type(): an isinstance() check would ask the receiver's own __class__.
-                if receiver is not None and not issubclass(type(receiver), type):
-                    args = (self._instance(receiver), *args)
-                self._frames.append(self._encoder.encode_event(kind, label, args, kwargs, value, error, thread, depth))
-        finally:
-            state.inside = False
-
-    def _instance(self, receiver: object) -> codec.Instance:
-        known = self._instances.get(id(receiver))
-        if known is not None:
-            return known[1]
-        type_name = codec.qualified_name(type(receiver))
-        number = self._instance_counts.get(type_name, 0) + 1
-        self._instance_counts[type_name] = number
-        instance = codec.Instance(type_name, number)
-        # Holding the receiver keeps its id from being reused by another object
-        # while this log is being recorded.
-        self._instances[id(receiver)] = (receiver, instance)
-        return instance
-
-
-class _Spy:
-    """What wrapt calls for one spied target: the whole per-call path of a recording.
-
-    `__call__` is the hot path and deliberately one small function: read the depth,
-    append the call event, delegate one level deeper, append the outcome. The
-    recording's depth variable and `_emit` are held here, one attribute away.
-    """
-
-    __slots__ = ("_depth", "_emit", "label", "record_raise", "record_return", "recording", "stub")
-
-    def __init__(
-        self,
-        recording: Recording,
-        label: str,
-        stub: Callable[..., Any] | None,
-        record_return: bool,
-    ) -> None:
-        self.recording = recording
-        self.label = label
-        self.stub = stub
-        self.record_raise = recording._record_raise
-        self.record_return = record_return
-        self._depth = recording._depth
-        self._emit = recording._emit
-
-    def __call__(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = wrapped if self.stub is None else self.stub
-        if _thread_state.inside or not self.recording._open:
-            return call(*args, **kwargs)
-        variable = self._depth
-        depth = variable.get()
-        self._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
-        token = variable.set(depth + 1)
-        try:
-            result = call(*args, **kwargs)
-        except BaseException as exc:
-            if self.record_raise:
-                self._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
-            raise
-        finally:
-            variable.reset(token)
-        if self.record_return:
-            self._emit(_RETURN, self.label, _NO_ARGS, {}, result, None, depth, None)
-        return result
-
-
-class _AsyncSpy(_Spy):
-    """The spy of a coroutine function: the call is recorded when made, the outcome when awaited."""
-
-    __slots__ = ()
-
-    def __call__(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        rec = self.recording
-        if _thread_state.inside or not rec._open:
-            return _start(wrapped, self.stub, args, kwargs)
-        depth = rec._depth.get()
-        rec._emit(_CALL, self.label, args, kwargs, None, None, depth, instance)
-        try:
-            awaitable = _start(wrapped, self.stub, args, kwargs)
-        except BaseException as exc:
-            if self.record_raise:
-                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
-            raise
-        return self._outcome(awaitable, depth)
-
-    async def _outcome(self, awaitable: Awaitable[Any], depth: int) -> Any:
-        rec = self.recording
-        token = rec._depth.set(depth + 1)
-        try:
-            result = await awaitable
-        except BaseException as exc:
-            if self.record_raise:
-                rec._emit(_RAISE, self.label, _NO_ARGS, {}, None, exc, depth, None)
-            raise
-        finally:
-            rec._depth.reset(token)
-        if self.record_return:
-            rec._emit(_RETURN, self.label, _NO_ARGS, {}, result, None, depth, None)
-        return result
-
-
-# The C spy (the same path as _Spy, with no Python frame per call) when the C
-# speedups are live; None otherwise.
-_CSpy: Any = _impl.Spy
-
-
-def _start(
-    wrapped: Any, stub: Callable[..., Any] | None, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Awaitable[Any]:
-    """Start a coroutine call; a stub runs when awaited, like the coroutine it replaces."""
-    if stub is None:
-        result: Awaitable[Any] = wrapped(*args, **kwargs)
-        return result
-    return _run_stub(stub, args, kwargs)
-
-
-async def _run_stub(stub: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    result = stub(*args, **kwargs)
-    if inspect.isawaitable(result):
-        return await result
-    return result
+        handler: Handler = _impl.Spy(self._journal, site.label, stub, record_return)
+        return handler
 
 
 def _stub_handler(site: Site, stub: Callable[..., Any]) -> Handler:
@@ -418,7 +226,7 @@ def _stub_handler(site: Site, stub: Callable[..., Any]) -> Handler:
     if site.flavor == "async":
 
         def replace_async(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            return _run_stub(stub, args, kwargs)
+            return run_stub(stub, args, kwargs)
 
         return replace_async
 
@@ -426,32 +234,3 @@ def _stub_handler(site: Site, stub: Callable[..., Any]) -> Handler:
         return stub(*args, **kwargs)
 
     return replace
-
-
-def _sorted_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments sorted by name: their order at a call site carries no meaning.
-
-    Names are compared as the plain text they hold, so a `str` subclass's own
-    comparisons never decide the order, nor raise into the call being recorded.
-    """
-    return dict(sorted(kwargs.items(), key=_keyword_name))
-
-
-def _keyword_name(item: tuple[Any, Any]) -> Any:
-    name = item[0]
-    return str.__str__(name) if isinstance(name, str) else name
-
-
-def _error(exc: BaseException) -> tuple[str, str]:
-    """An exception as a raise event carries it: type name (bare for builtins) and message."""
-    cls = type(exc)
-    name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-    try:
-        message = str(exc)
-    except Exception:  # a broken __str__ must not change what the caller sees
-        message = "<unprintable>"
-    return name, message
-
-
-# ---------------------------------------------------------------------------
-# CALLPIN_OUTPUT_DIR.

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 import callpin
-from callpin import _impl, codec, recorder
+from callpin import _impl, codec, journal
 
 C_LIVE = _impl.IMPLEMENTATION == "c"
 
@@ -43,7 +43,7 @@ class Gateway:
 
 UUID_TEXT = "12345678-1234-5678-1234-567812345678"
 
-# A marker that an error message was not written as given (recorder._error, codec).
+# A marker that an error message was not written as given (journal.describe_error, codec).
 MESSAGE_MARKED = "message"
 
 
@@ -631,7 +631,7 @@ def test_hostile_values_are_recorded_or_marked_and_never_break_the_call(
     for case in cases:
         live = record_case(case, collaborator, str(tmp_path / "live.cpin"))
         with monkeypatch.context() as patched:
-            patched.setattr(recorder, "_CSpy", None)
+            patched.setattr(_impl, "Spy", journal.Spy)
             reference = record_case(case, collaborator, str(tmp_path / "python.cpin"))
         for spies, outcome in (("live", live), ("python", reference)):
             for kind, problem in (

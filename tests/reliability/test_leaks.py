@@ -117,7 +117,7 @@ def charge(*args, fail=False, **kwargs):
     singletons = (None, True, False, INTERNED)
     encoder = _impl.Encoder()
     with callpin.record(spy="cp_leaks.charge", outcomes="all") as rec:
-        frames = rec._frames
+        frames = rec._journal.frames
         loop(encoder, module.charge, fixed, 2_000)
         del frames[:]
         gc.collect()

@@ -1,7 +1,7 @@
 """Threads: many threads calling one spied function lose, duplicate and reorder nothing.
 
 With the C speedups every call goes through the C spy and the recording's C lock; with
-CALLPIN_PURE_PYTHON=1 through the reference `_Spy` and `threading.Lock`. Each call
+CALLPIN_PURE_PYTHON=1 through the reference `journal.Spy` and `threading.Lock`. Each call
 carries its thread's index and sequence number, so the log shows whether any call was
 lost, recorded twice or moved out of its thread's program order, and which ordinal each
 thread got (docs/api.md: by first appearance, the recording thread is 1).
@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 
 import callpin
-from callpin import _impl, recorder
+from callpin import _impl
 from callpin.errors import LogFormatError
 
 from .conftest import Figures, Scale
@@ -40,10 +40,12 @@ def target(make_module: Callable[..., ModuleType]) -> ModuleType:
     return make_module("callpin_threads_target", SOURCE)
 
 
-def test_the_spy_under_test_is_the_live_implementations() -> None:
+def test_the_spy_under_test_is_the_live_implementations(target: ModuleType) -> None:
     # The C pass must really run the C spy; a silent fallback would test Python twice.
-    assert recorder._CSpy is _impl.Spy
-    assert (_impl.Spy is not None) == (callpin.IMPLEMENTATION == "c")
+    with callpin.record(spy=SPY):
+        wired = type(target.send._self_wrapper)
+    assert wired is _impl.Spy
+    assert (wired.__module__ == "callpin._speedups") == (callpin.IMPLEMENTATION == "c")
 
 
 def _sequences(log: callpin.Log) -> dict[int, list[int]]:
