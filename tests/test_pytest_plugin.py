@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 
@@ -12,7 +11,6 @@ from callpin.pytest_plugin import (
     Claim,
     PinReport,
     PinSession,
-    today,
 )
 
 
@@ -142,11 +140,6 @@ def test_the_controller_finds_baselines_that_differ_only_in_case(tmp_path):
         "baselines/t/test_A.cpin of t.py::test_A and baselines/t/test_a.cpin of t.py::test_a "
         "differ only in case (one file on macOS and Windows)"
     ]
-
-
-def test_today_comes_from_CALLPIN_TODAY(monkeypatch):
-    monkeypatch.setenv("CALLPIN_TODAY", "2031-07-04")
-    assert today() == dt.date(2031, 7, 4)
 
 
 def test_the_plugin_is_registered_as_a_pytest11_entry_point():

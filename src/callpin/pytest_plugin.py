@@ -9,7 +9,6 @@ Baseline names come from one function, `names.baseline_stem`; the end-of-run ver
 
 from __future__ import annotations
 
-import datetime as dt
 import glob
 import json
 import os
@@ -21,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import quarantine
 from .atomic import replace_file
-from .errors import Drift, ModeRefused, UsageError
+from .errors import ModeRefused, UsageError
 from .names import baseline_path, owned
 from .pinning import MODES, Pin, observe, pin, resolve_mode, unobserve
 from .recorder import Recording, raises, record, returns
@@ -32,20 +32,10 @@ if TYPE_CHECKING:
 
     from .spy import SpySpec
 
-TODAY_VARIABLE = "CALLPIN_TODAY"
-QUARANTINE = "callpin_quarantine"
 OUTCOMES = ("written", "updated", "drifted", "missing")
 
 _PROPERTY = "callpin"
 _WORKER_KEY = "callpin_partial"
-
-
-def today() -> dt.date:
-    """The date quarantines are judged by: CALLPIN_TODAY (YYYY-MM-DD) if set, else today in UTC."""
-    forced = os.environ.get(TODAY_VARIABLE)
-    if forced:
-        return dt.date.fromisoformat(forced)
-    return dt.datetime.now(dt.UTC).date()
 
 
 # ---------------------------------------------------------------------------
@@ -511,7 +501,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{QUARANTINE}(until, reason): report a drift as xfail until the date (YYYY-MM-DD, UTC), "
+        f"{quarantine.QUARANTINE}(until, reason): report a drift as xfail until the date (YYYY-MM-DD, UTC), "
         "then fail with 'quarantine expired'",
     )
     try:
@@ -523,12 +513,10 @@ def pytest_configure(config: pytest.Config) -> None:
         mode = "check"
     except UsageError as exc:
         raise pytest.UsageError(f"callpin: {exc}") from None
-    forced = os.environ.get(TODAY_VARIABLE)
-    if forced:
-        try:
-            dt.date.fromisoformat(forced)
-        except ValueError:
-            raise pytest.UsageError(f"callpin: {TODAY_VARIABLE}={forced!r} is not a YYYY-MM-DD date") from None
+    try:
+        quarantine.check_today()
+    except UsageError as exc:
+        raise pytest.UsageError(f"callpin: {exc}") from None
     rootdir = config.rootpath.resolve()
     folder = config.getoption("callpin_dir")
     root = rootdir / folder if folder else rootdir / "baselines"
@@ -561,44 +549,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Quarantine.
-
-
-def _quarantine_terms(item: pytest.Item) -> tuple[dt.date, str] | str | None:
-    """The item's quarantine as (until, reason); a message when the marker is malformed."""
-    marker = item.get_closest_marker(QUARANTINE)
-    if marker is None:
-        return None
-    until = marker.kwargs.get("until")
-    reason = marker.kwargs.get("reason")
-    usage = f"@pytest.mark.{QUARANTINE} needs until='YYYY-MM-DD' and reason='...'"
-    if marker.args or not isinstance(until, str) or not isinstance(reason, str) or not reason:
-        return f"{item.nodeid}: {usage}"
-    try:
-        return dt.date.fromisoformat(until), reason
-    except ValueError:
-        return f"{item.nodeid}: until={until!r} is not a date; {usage}"
+# Quarantine (the rule is in quarantine.py).
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(
     collector: pytest.Collector,
 ) -> Generator[None, Result[pytest.CollectReport], None]:
-    # A malformed quarantine fails the collection of its module, the way pytest treats
-    # an unknown marker under --strict-markers. Raising a UsageError instead would
-    # crash an xdist controller, because there the workers collect.
     outcome = yield
-    report = outcome.get_result()
-    if not report.passed:
-        return
-    problems = [
-        terms
-        for item in report.result
-        if isinstance(item, pytest.Item) and isinstance(terms := _quarantine_terms(item), str)
-    ]
-    if problems:
-        report.outcome = "failed"
-        report.longrepr = "\n".join(problems)
+    quarantine.collection_problems(outcome.get_result())
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -606,31 +565,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
-    if call.when != "call":
-        return
-    terms = _quarantine_terms(item)
-    if terms is None:
-        return
-    report = outcome.get_result()
-    if isinstance(terms, str):
-        # A marker added while the test ran escaped the check at collection.
-        report.outcome = "failed"
-        report.longrepr = terms
-        return
-    until, reason = terms
-    drift = call.excinfo is not None and call.excinfo.errisinstance(Drift)
-    if today() > until:
-        if call.excinfo is not None and not drift:
-            return  # it failed for another reason: that failure is the news
-        expired = f"quarantine expired on {until.isoformat()}: {reason}"
-        report.outcome = "failed"
-        if call.excinfo is not None:
-            report.longrepr = f"{expired}\n{call.excinfo.value}"
-        else:
-            report.longrepr = f"{expired}\nthe pins match their baselines again: remove the marker"
-    elif drift:
-        report.outcome = "skipped"
-        report.wasxfail = f"callpin quarantine until {until.isoformat()}: {reason}"
+    quarantine.judge(item, call, outcome.get_result())
 
 
 # ---------------------------------------------------------------------------
@@ -698,5 +633,4 @@ __all__ = [
     "PinReport",
     "PinSession",
     "callpin",
-    "today",
 ]

@@ -1,0 +1,23 @@
+"""The `callpin` command line: parse arguments, call the library, map errors to exit codes.
+
+`app` holds the group and its error boundary; each other module registers one family
+of commands on it when imported: `logs` (diff, show, stats, verify, normalize),
+`baselines` (git-setup, bless, gate, review) and `checks` (probe, bite, demo).
+"""
+
+from __future__ import annotations
+
+from . import baselines, checks, logs
+from .app import EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_SAME, cli, main
+
+__all__ = [
+    "EXIT_DIFFERENT",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_SAME",
+    "baselines",
+    "checks",
+    "cli",
+    "logs",
+    "main",
+]

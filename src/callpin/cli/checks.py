@@ -1,0 +1,176 @@
+"""The commands that check the harness or show it: probe, bite, demo."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .app import (
+    EXIT_DIFFERENT,
+    EXIT_INTERRUPTED,
+    EXIT_SAME,
+    cli,
+    fail,
+    format_option,
+    output_option,
+    print_report,
+)
+
+# ---------------------------------------------------------------------------
+# probe
+
+
+@cli.command(
+    "probe",
+    short_help="Re-run a capture in other environments; name what varies.",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.option(
+    "--cells",
+    default=",".join(("tz", "locale", "hashseed", "cwd")),
+    show_default=True,
+    help="Which perturbations to run, comma-separated: tz, locale, hashseed, cwd.",
+)
+@click.option("--runs", default=2, show_default=True, type=click.IntRange(min=2), help="Runs per cell.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Cells run in parallel.")
+@click.option(
+    "--timeout",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one run may take.",
+)
+@format_option
+@output_option
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def probe_command(
+    cells: str,
+    runs: int,
+    jobs: int,
+    timeout: float,
+    output: str,
+    destination: str | None,
+    command: tuple[str, ...],
+) -> int:
+    """Run COMMAND over timezone, locale, hash seed and working-directory cells and name what is volatile.
+
+    Put the command after `--`: `callpin probe -- python -m pytest tests/characterization`.
+    Exit codes: 0 nothing volatile, 1 something is, 2 the probe could not run.
+    """
+    from ..probe import probe, progress_printer
+
+    groups = tuple(part.strip() for part in cells.split(",") if part.strip())
+    report = probe(list(command), groups=groups, runs=runs, jobs=jobs, timeout=timeout, progress=progress_printer())
+    print_report(report, output, destination)
+    click.echo(report.verdict_line(), err=True)
+    return EXIT_DIFFERENT if report.volatile else EXIT_SAME
+
+
+# ---------------------------------------------------------------------------
+# bite
+
+
+@cli.command("bite", short_help="Check that the tests catch mutated collaborator calls.")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "--test",
+    "test_command",
+    default=None,
+    help="The test command, run through the shell from the repository root  [default: python -m pytest -x -q]",
+)
+@click.option(
+    "--baselines",
+    default="baselines",
+    show_default=True,
+    type=click.Path(),
+    help="Folder whose *.cpin logs name the collaborators (their call labels).",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A collaborator label such as billing.charge_card (instead of the baselines).",
+)
+@click.option(
+    "--operators", default="swap,delete,duplicate", show_default=True, help="Comma-separated mutation operators."
+)
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=None, help="Mutants run in parallel  [default: number of CPUs]"
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds per mutant; a mutant stopped by it counts as caught  "
+    "[default: 5 times the unmutated run, at least 10]",
+)
+@format_option
+@output_option
+@click.option("--show", "show_id", default=None, metavar="ID", help="Print one mutant's source diff and run nothing.")
+def bite_command(
+    sources: tuple[str, ...],
+    test_command: str | None,
+    baselines: str,
+    labels: tuple[str, ...],
+    operators: str,
+    jobs: int | None,
+    timeout: float | None,
+    output: str,
+    destination: str | None,
+    show_id: str | None,
+) -> int:
+    """Prove the harness can fail: mutate the calls to the pinned collaborators in SOURCE
+    (swap, delete, duplicate) and check that the test command catches every mutant.
+
+    Exit 0 when every mutant is caught, 1 when one survived, 2 when bite could not run.
+    """
+    from .. import bite as bite_module
+    from ..errors import BiteError
+
+    chosen = tuple(name.strip() for name in operators.split(",") if name.strip())
+    try:
+        if show_id is not None:
+            mutant = bite_module.show(sources, show_id, baselines=baselines, labels=labels, operators=chosen)
+            click.echo(mutant.diff(), nl=False)
+            return EXIT_SAME
+        report = bite_module.bite(
+            sources,
+            test=test_command or bite_module.DEFAULT_TEST,
+            baselines=baselines,
+            labels=labels,
+            operators=chosen,
+            jobs=jobs,
+            timeout=timeout,
+            progress=sys.stderr,
+        )
+    except KeyboardInterrupt:
+        return fail("callpin bite: interrupted; scratch copies removed", EXIT_INTERRUPTED)
+    except BiteError as exc:
+        if exc.output:
+            click.echo(exc.output, err=True)
+        raise
+    print_report(report, output, destination)
+    return int(report.exit_code)
+
+
+# ---------------------------------------------------------------------------
+# demo
+
+
+@cli.command("demo", short_help="The whole story on the bundled renewals example.")
+@click.option(
+    "--workdir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Run in this (empty or new) folder and keep it; default: a temporary folder.",
+)
+@click.option("--keep", is_flag=True, help="Keep the temporary folder and say where it is.")
+def demo_command(workdir: str | None, keep: bool) -> int:
+    """The whole story on the bundled renewals example: record, refactor, diff, bite, probe, report."""
+    from ..demo import run_demo
+
+    path = run_demo(workdir, keep=keep, echo=click.echo)
+    if keep or workdir:
+        click.echo(f"kept {path}")
+    return EXIT_SAME

@@ -1,0 +1,242 @@
+"""The commands that read and rewrite logs: diff, show, stats, verify, normalize."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+
+import click
+
+from .._impl import Encoder
+from ..diff import IGNORABLE, ORDERS, diff
+from ..errors import LogFormatError, UsageError
+from ..event import KIND_CODES
+from ..logfile import Log, log_bytes, write_log
+from ..normalize import DEFAULT_RULES, Rule, RuleSet, rule
+from ..render_diff import render_json, render_stat, render_text
+from ..render_html import render_html, render_log_html
+from ..render_log import render_log, render_log_json
+from ..text import counted
+from .app import (
+    EXIT_DIFFERENT,
+    EXIT_ERROR,
+    EXIT_SAME,
+    STDIO,
+    cli,
+    color_option,
+    emit,
+    fail,
+    one_stdin,
+    output_option,
+    read_log,
+    report_format_option,
+    use_color,
+)
+
+# ---------------------------------------------------------------------------
+# Reading and comparing logs.
+
+
+@cli.command("diff", short_help="Compare two logs by call order and count.")
+@click.argument("old", type=click.Path())
+@click.argument("new", type=click.Path())
+@report_format_option
+@output_option
+@click.option("--stat", is_flag=True, help="Only the count table and the summary.")
+@click.option(
+    "--context",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Equal events shown around each difference.",
+)
+@click.option(
+    "--ignore",
+    type=click.Choice(IGNORABLE),
+    multiple=True,
+    metavar="FIELD",
+    help=f"Leave a field out of event identity ({', '.join(IGNORABLE)}); repeatable.",
+)
+@click.option(
+    "--order",
+    type=click.Choice(ORDERS),
+    default="strict",
+    show_default=True,
+    help="strict: one sequence; thread: each thread on its own; none: counts only.",
+)
+@color_option
+def diff_command(
+    old: str,
+    new: str,
+    output: str,
+    stat: bool,
+    context: int,
+    ignore: tuple[str, ...],
+    order: str,
+    color: bool | None,
+    destination: str | None,
+) -> int:
+    """Compare log NEW against log OLD: exit 0 identical, 1 different, 2 cannot compare.
+
+    Either log may be `-`, standard input.
+    """
+    if output == "html" and stat:
+        raise UsageError("--stat has no HTML form; use --format text or json")
+    one_stdin((old, new))
+    result = diff(read_log(old), read_log(new), ignore=ignore, order=order)
+    if output == "json":
+        emit(render_json(result, stat=stat), destination)
+    elif output == "html":
+        emit(render_html(result, context=context), destination)
+    else:
+        painted = use_color(color, destination)
+        text = render_stat(result, color=painted) if stat else render_text(result, context=context, color=painted)
+        emit(text + "\n", destination, color=painted)
+    return EXIT_SAME if result.same else EXIT_DIFFERENT
+
+
+@cli.command("show", short_help="Print every event of a log, one per line.")
+@click.argument("log", type=click.Path())
+@report_format_option
+@output_option
+def show_command(log: str, output: str, destination: str | None) -> int:
+    """Print every event of LOG (`-`: standard input), one per line; stable, for git textconv."""
+    loaded = read_log(log)
+    renderers = {"text": render_log, "json": render_log_json, "html": render_log_html}
+    emit(renderers[output](loaded), destination)
+    return EXIT_SAME
+
+
+@cli.command("stats", short_help="Count a log's events per label, kind and thread.")
+@click.argument("log", type=click.Path())
+def stats_command(log: str) -> int:
+    """Print the number of events of LOG (`-`: standard input) per label, kind and thread, and its fingerprint."""
+    loaded = read_log(log)
+    labels: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    threads: Counter[int] = Counter()
+    for event in loaded:
+        labels[event.label] += 1
+        kinds[event.kind] += 1
+        threads[event.thread] += 1
+    rules = ", ".join(one.name for one in loaded.rules.rules) or "none"
+    lines = [
+        f"log: {log}",
+        f"events: {len(loaded)}",
+        f"fingerprint: {loaded.fingerprint}",
+        f"rules: {rules}",
+    ]
+    for title, table in (
+        ("kinds", sorted(kinds.items())),
+        ("threads", [(str(thread), n) for thread, n in sorted(threads.items())]),
+        ("labels", sorted(labels.items())),
+    ):
+        lines.append(f"{title}:")
+        width = max((len(name) for name, _ in table), default=0)
+        lines.extend(f"  {name:<{width}}  {n}" for name, n in table)
+    click.echo("\n".join(lines))
+    return EXIT_SAME
+
+
+@cli.command("verify", short_help="Check that logs are intact and every event decodes.")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(), metavar="LOG...")
+def verify_command(logs: tuple[str, ...]) -> int:
+    """Check each LOG's integrity and that every event decodes: exit 0 all good, 2 otherwise.
+
+    One LOG may be `-`, standard input.
+    """
+    one_stdin(logs)
+    failed = 0
+    for path in logs:
+        try:
+            loaded = read_log(path)
+            loaded.verify()
+        except LogFormatError as exc:
+            fail(f"callpin: {exc}")
+            failed += 1
+            continue
+        click.echo(f"ok: {path}: {counted(len(loaded), 'event')}, fingerprint {loaded.fingerprint}")
+    return EXIT_ERROR if failed else EXIT_SAME
+
+
+# ---------------------------------------------------------------------------
+# Rewriting logs.
+
+
+@cli.command("normalize", short_help="Re-normalize a log, adding rules, into another.")
+@click.argument("source", metavar="IN", type=click.Path())
+@click.argument("target", metavar="OUT", type=click.Path())
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="NAME[=REGEX]",
+    help="A built-in rule (uuid, timestamp, address) or a user rule NAME=REGEX; "
+    "repeatable. Default: uuid, timestamp and address.",
+)
+def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
+    """Re-normalize log IN into OUT; the bytes are those normalizing at record time gives.
+
+    The rules IN was recorded with stay; the given ones are added. OUT may be IN
+    itself only when given as the same path: it is then replaced atomically. IN `-`
+    reads standard input, OUT `-` writes the log to standard output.
+    """
+    if target == STDIO and sys.stdout.isatty():
+        raise UsageError("a log is binary: not writing it to a terminal (redirect stdout, or give OUT a file name)")
+    loaded = read_log(source)
+    ruleset = _extended_rules(loaded.rules, rules or tuple(one.name for one in DEFAULT_RULES.rules))
+    destination = target if STDIO in (source, target) else _destination(source, target)
+    encoder = Encoder(ruleset)
+    frames = (
+        encoder.encode_event(
+            KIND_CODES[event.kind],
+            event.label,
+            event.args,
+            event.kwargs,
+            event.value,
+            event.error,
+            event.thread,
+            event.depth,
+        )
+        for event in loaded
+    )
+    if destination == STDIO:
+        written = list(frames)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(log_bytes(written, rules=ruleset, meta=loaded.meta))
+        sys.stdout.buffer.flush()
+        fingerprint = Log.from_frames(written, rules=ruleset).fingerprint
+    else:
+        fingerprint = write_log(destination, frames, rules=ruleset, meta=loaded.meta)
+    names = ", ".join(one.name for one in ruleset.rules)
+    # With the log on stdout, what was written is said on stderr.
+    click.echo(
+        f"wrote {target}: {counted(len(loaded), 'event')}, rules: {names}, fingerprint {fingerprint}",
+        err=destination == STDIO,
+    )
+    return EXIT_SAME
+
+
+def _extended_rules(existing: RuleSet, specs: Sequence[str]) -> RuleSet:
+    added: list[Rule] = []
+    for spec in specs:
+        name, has_pattern, pattern = spec.partition("=")
+        made = rule(pattern, name) if has_pattern else RuleSet.named([name]).rules[0]
+        present = next((one for one in existing.rules if one.name == made.name), None)
+        if present is None:
+            added.append(made)
+        elif present != made:
+            raise UsageError(f"rule {made.name!r} is already in the log with another pattern")
+    return existing.with_rules(added)
+
+
+def _destination(source: str, target: str) -> str:
+    if os.path.abspath(source) == os.path.abspath(target):
+        # In place: write through a symbolic link rather than replacing the link.
+        return os.path.realpath(target)
+    if os.path.exists(target) and os.path.samefile(source, target):
+        raise UsageError(f"{target} is {source} under another name; give the same path twice to rewrite it in place")
+    return target
