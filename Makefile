@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 RESULTS := test-results
 XDIST ?= -n 2
 
-.PHONY: test test-c test-python test-all browser demo bench sanitize reliability lint typecheck clean
+.PHONY: test test-c test-python test-all browser demo bench realworld sanitize reliability lint typecheck clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,12 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# Real third-party libraries from the package index, each pinned to exact versions in its
+# own environment (.venv-realworld/NAME): callpin tried on them as a new user would. Not
+# part of make test (it installs from the index); SCENARIOS="a b" picks some.
+realworld:
+	$(PYTHON) examples/realworld/run.py $(SCENARIOS)
+
 # AddressSanitizer and UBSan over the C extension: a separate venv with a non-editable
 # install (the sanitized build must not replace the .so that .venv uses), warnings as
 # errors, the system allocator so ASan sees every PyMem buffer, and the codec,
@@ -97,4 +103,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) .venv-3.* $(SANITIZE_VENV) $(FIGURES) $(RESULTS) build dist src/*.egg-info src/callpin/*.so
+	rm -rf $(VENV) .venv-3.* .venv-realworld $(SANITIZE_VENV) $(FIGURES) $(RESULTS) build dist src/*.egg-info src/callpin/*.so
