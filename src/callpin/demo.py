@@ -20,6 +20,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from .errors import DemoError, UsageError
+from .received import PATTERN as RECEIVED_PATTERN
 
 EXAMPLE = ("examples", "renewals")
 # Where an installed callpin keeps the example (setup.py copies it there): beside this module.
@@ -136,7 +137,7 @@ class Demo:
         shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         (self.workdir / EXAMPLE[0] / "__init__.py").write_text("")
         (self.workdir / "pytest.ini").write_text("[pytest]\ntestpaths = examples\n")
-        (self.workdir / ".gitignore").write_text("__pycache__/\nactual/\n*.html\n")
+        (self.workdir / ".gitignore").write_text(f"__pycache__/\nactual/\n*.html\n{RECEIVED_PATTERN}\n")
         # The scratch project is a git repository of its own, so bite isolates its mutants
         # in scratch worktrees of it (and never mistakes an enclosing checkout for it).
         if shutil.which("git"):
@@ -166,10 +167,13 @@ class Demo:
         self.prepare()
         original = self.workdir.joinpath(*EXAMPLE, "renewals.py").read_text()
 
-        self.heading(1, "Pin the legacy code: record baselines with the pytest plugin")
-        self.pytest("-q --callpin-mode=new")
+        self.heading(1, "Pin the legacy code: record, review and accept the baselines")
+        first = self.pytest("-q --tb=no", expect=(1,))
+        if "received" not in first.output:
+            raise DemoError("a pin without a baseline did not leave its received log")
+        self.callpin("review --list", expect=(1,))
+        self.callpin('review --accept-all --reason "characterized before the refactor"')
         self.callpin(f"show {BASELINE}")
-        self.callpin('bless --all-changed --reason "characterized before the refactor"')
         if (self.workdir / ".git").is_dir():
             self.run("git add baselines", ["git", "add", "baselines"])
             self.run(
@@ -182,13 +186,15 @@ class Demo:
         self.pytest("-q", CALLPIN_OUTPUT_DIR=str(self.output_dir / "safe"))
         self.callpin(f"diff {BASELINE} actual/safe/{BASELINE}")
 
-        self.heading(3, "An unsafe refactor (receipt sent before the charge): the drift, as moved calls")
+        self.heading(3, "An unsafe refactor (receipt sent before the charge): the drift as moved calls, rejected")
         self.workdir.joinpath(*EXAMPLE, "renewals.py").write_text(original)
         self.edit(UNSAFE_REFACTOR)
         failed = self.pytest("-q", expect=(1,), CALLPIN_OUTPUT_DIR=str(self.output_dir / "unsafe"))
         if "moved" not in failed.output:
             raise DemoError("the unsafe refactor's failure does not show moved calls")
         self.callpin(f"diff {BASELINE} actual/unsafe/{BASELINE}", expect=(1,))
+        self.callpin("review --list", expect=(1,))
+        self.callpin("review --reject-all")
         self.workdir.joinpath(*EXAMPLE, "renewals.py").write_text(original)
 
         self.heading(4, "Does the harness bite? Mutate every billing call and run the pinned tests")

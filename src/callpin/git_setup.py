@@ -1,8 +1,9 @@
 """`callpin git-setup`: make git show .cpin logs as calls, with a textconv driver that always runs.
 
-Two settings: `diff.callpin.textconv` in the repository's own config and
-`*.cpin diff=callpin` in the `.gitattributes` at its top. The driver names this
-interpreter by its absolute path, and is tried once as git would run it.
+Three settings: `diff.callpin.textconv` in the repository's own config,
+`*.cpin diff=callpin` in the `.gitattributes` at its top, and `*.cpin.received` in its
+`.gitignore` (received logs wait for `callpin review`; they are never committed). The
+driver names this interpreter by its absolute path, and is tried once as git would run it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from .atomic import replace_file
 from .errors import GitError, UsageError
 from .git import CALLER, run_git
 from .logfile import write_log
+from .received import PATTERN as RECEIVED_PATTERN
 
 GIT_ATTRIBUTE = "*.cpin diff=callpin"
+GIT_IGNORE = RECEIVED_PATTERN
 
 
 @dataclass
@@ -81,20 +84,24 @@ def git_setup() -> Setup:
             f"warning: git cannot run '{textconv}' on a log here: {failure}; reinstall callpin and run "
             "`callpin git-setup` again from the Python it is installed in"
         )
-    attributes = os.path.join(top, ".gitattributes")
+    done.lines.append(_add_line(os.path.join(top, ".gitattributes"), GIT_ATTRIBUTE))
+    done.lines.append(_add_line(os.path.join(top, ".gitignore"), GIT_IGNORE))
+    return done
+
+
+def _add_line(path: str, line: str) -> str:
+    """Add `line` to the file at `path` unless it has it already; what was done, in words."""
     try:
-        with open(attributes, encoding="utf-8") as file:
+        with open(path, encoding="utf-8") as file:
             text = file.read()
     except FileNotFoundError:
         text = ""
-    if any(line.split() == GIT_ATTRIBUTE.split() for line in text.splitlines()):
-        done.lines.append(f"{attributes} already has '{GIT_ATTRIBUTE}'")
-    else:
-        # Rewritten whole, like a log: a killed git-setup never leaves half a line.
-        joined = text + ("\n" if text and not text.endswith("\n") else "") + GIT_ATTRIBUTE + "\n"
-        replace_file(attributes, joined.encode("utf-8"))
-        done.lines.append(f"added '{GIT_ATTRIBUTE}' to {attributes}")
-    return done
+    if any(present.split() == line.split() for present in text.splitlines()):
+        return f"{path} already has '{line}'"
+    # Rewritten whole, like a log: a killed git-setup never leaves half a line.
+    joined = text + ("\n" if text and not text.endswith("\n") else "") + line + "\n"
+    replace_file(path, joined.encode("utf-8"))
+    return f"added '{line}' to {path}"
 
 
 def _git(*args: str, allow_failure: bool = False) -> str:

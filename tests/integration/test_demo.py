@@ -28,7 +28,15 @@ def test_the_demo_runs_the_six_steps_and_shows_what_a_newcomer_needs(tmp_path):
     output = "\n".join(lines)
     headings = [line for line in lines if line.startswith("== ")]
     assert [h.split(".")[0] for h in headings] == ["== 1", "== 2", "== 3", "== 4", "== 5", "== 6"]
-    assert "$ pytest -q --callpin-mode=new" in output
+    # Baselines are accepted through review: the first run leaves received logs, review
+    # accepts them (and blesses them); the unsafe refactor's received logs are rejected.
+    assert "$ pytest -q --tb=no" in output
+    assert "3 missing" in output
+    assert "review: 3 received logs pending under baselines" in output
+    assert '$ callpin review --accept-all --reason "characterized before the refactor"' in output
+    assert "review: 2 received logs pending under baselines" in output
+    assert "$ callpin review --reject-all" in output
+    assert not list((tmp_path / "demo").rglob("*.cpin.received"))
     assert "identical: 3 events" in output
     assert output.count("2 differences: 2 moved, 0 missing, 0 extra, 0 changed") >= 2
     assert "bite: 4 mutants in git worktrees: 4 caught, 0 timeout, 0 survived, 0 error" in output

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from callpin.cli import cli
-from callpin.git_setup import GIT_ATTRIBUTE, textconv_command
+from callpin.git_setup import GIT_ATTRIBUTE, GIT_IGNORE, textconv_command
 from gitrepo import IDENTITY, commit_all, git, new_repository
 from sample_logs import renewal, write
 
@@ -69,7 +69,27 @@ def test_git_setup_replaces_the_attributes_whole_and_leaves_no_temporary_file(re
     before = attributes.stat().st_ino
     setup()
     assert attributes.stat().st_ino != before
-    assert sorted(path.name for path in repo.iterdir()) == [".git", ".gitattributes"]
+    assert sorted(path.name for path in repo.iterdir()) == [".git", ".gitattributes", ".gitignore"]
+
+
+def test_git_setup_keeps_received_logs_out_of_git(repo):
+    (repo / ".gitignore").write_text("__pycache__/")
+    assert setup().exit_code == 0
+    assert (repo / ".gitignore").read_text() == f"__pycache__/\n{GIT_IGNORE}\n"
+    (repo / "baselines").mkdir()
+    (repo / "baselines" / "a.cpin.received").write_bytes(b"")
+    (repo / "baselines" / "a.cpin").write_bytes(b"")
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").split() == [
+        "??",
+        ".gitattributes",
+        "??",
+        ".gitignore",
+        "??",
+        "baselines/a.cpin",
+    ]
+    result = setup()
+    assert f"already has '{GIT_IGNORE}'" in result.stdout
+    assert (repo / ".gitignore").read_text() == f"__pycache__/\n{GIT_IGNORE}\n"
 
 
 def test_git_setup_from_a_subfolder_writes_the_attributes_at_the_top(repo, monkeypatch):
