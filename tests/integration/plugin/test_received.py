@@ -65,6 +65,16 @@ def test_a_drift_leaves_its_received_log_and_a_passing_rerun_removes_it(pinned, 
     assert baselines(pinned) == [BASELINE]
 
 
+def test_a_received_log_is_byte_identical_to_the_log_CALLPIN_OUTPUT_DIR_exports(pinned, monkeypatch):
+    exported = pinned.path / "exported"
+    monkeypatch.setenv("SHOP_ORDER", "receipt-first")
+    monkeypatch.setenv("CALLPIN_OUTPUT_DIR", str(exported))
+    run(pinned).assert_outcomes(failed=1)
+    (copy,) = sorted(exported.rglob("*.cpin"))
+    assert copy.read_bytes() == (pinned.path / RECEIVED).read_bytes()
+    assert list(pinned.path.rglob("*.received")) == [pinned.path / RECEIVED]
+
+
 def test_the_summary_ends_with_the_command_that_reviews_the_received_logs(pinned, monkeypatch):
     monkeypatch.setenv("SHOP_ORDER", "receipt-first")
     lines = run(pinned).stdout.lines
