@@ -282,7 +282,7 @@ def gate(
             else None
         )
         new = _read_new(repo, repo.root / folder / path, new_files.get(path), f"{folder}/{path}")
-        report.verdicts.append(_judge(path, old, new, new_manifest.get(path), base_commit))
+        report.verdicts.append(judge(path, old, new, new_manifest.get(path), base_commit))
     return report
 
 
@@ -319,13 +319,19 @@ def _read_new(repo: Repository, disk: Path, spec: str | Any | None, name: str) -
     return Snapshot.of(data, name)
 
 
-def _judge(
+def judge(
     path: str,
     old: Snapshot | None,
     new: Snapshot | None,
     entry: Entry | None,
     base: str,
 ) -> Verdict:
+    """The gate's judgement of one baseline: its bytes at `base` (`old`) and now (`new`), its manifest line.
+
+    A change (added, changed, removed) passes only when the manifest line matches the new
+    file; a manifest line that disagrees with an unchanged file, a damaged file, a line
+    for a file that is gone and a file without a line all block. None means absent.
+    """
     since = f"since {base[:12]}"
     if new is None:
         if entry is not None:
