@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from callpin._impl import Encoder
-from callpin.cli import cli as main
 from callpin.logfile import write_log
+from clirun import run_in
 from gitrepo import IDENTITY, commit_all, git, new_repository
 
 
@@ -26,14 +25,7 @@ def baseline(path: Path, calls: list[tuple[str, int]]) -> None:
 
 
 def run(repo: Path, *args: str) -> tuple[int, str, str]:
-    runner = CliRunner()
-    cwd = os.getcwd()
-    os.chdir(repo)
-    try:
-        result = runner.invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(cwd)
-    return result.exit_code, result.stdout, result.stderr
+    return run_in(repo, *args)
 
 
 @pytest.fixture

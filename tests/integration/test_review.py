@@ -13,11 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from callpin import load, manifest
-from callpin.cli import cli as main
 from callpin.received import write_received
+from clirun import run_in
 from gitrepo import commit_all, new_repository
 from sample_logs import call, log_of, write
 
@@ -25,13 +24,7 @@ NAMES = ("a", "b", "c")
 
 
 def run(project: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    cwd = os.getcwd()
-    os.chdir(project)
-    try:
-        result = CliRunner(env=env).invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(cwd)
-    return result.exit_code, result.stdout, result.stderr
+    return run_in(project, *args, env=env)
 
 
 @pytest.fixture

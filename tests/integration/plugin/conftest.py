@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .project import COLLAB, SHOP
+from .project import COLLAB, SHOP, module_source, pinned_test, run
 
 
 @pytest.fixture(autouse=True)
@@ -40,3 +40,11 @@ def project(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
     pytester.makepyfile(collab=COLLAB, shop=SHOP)
     pytester.syspathinsert()
     yield pytester
+
+
+@pytest.fixture
+def pinned(project: pytest.Pytester) -> pytest.Pytester:
+    """The project with one pinned test whose baseline is written (the shop's renew())."""
+    project.makepyfile(test_shop=module_source(pinned_test()))
+    run(project, "--callpin-mode=new").assert_outcomes(passed=1)
+    return project

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from .project import module_source, pinned_test, run
+from .project import module_source, run
 
 pytest_plugins = ["pytester"]
 
 BASELINE = "baselines/test_shop/test_renew.cpin"
-
-
-@pytest.fixture
-def pinned(project: pytest.Pytester) -> pytest.Pytester:
-    project.makepyfile(test_shop=module_source(pinned_test()))
-    run(project, "--callpin-mode=new").assert_outcomes(passed=1)
-    return project
 
 
 def test_swapped_calls_fail_the_test_with_both_calls_moved(pinned, monkeypatch):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
 from callpin import load
 
 from .project import baselines, module_source, pinned_test, run
@@ -38,13 +36,6 @@ MANY_CALLS = textwrap.dedent(
                 collab.charge(f"card_{index}", amount)
     """
 )
-
-
-@pytest.fixture
-def pinned(project: pytest.Pytester) -> pytest.Pytester:
-    project.makepyfile(test_shop=module_source(pinned_test()))
-    run(project, "--callpin-mode=new").assert_outcomes(passed=1)
-    return project
 
 
 def test_a_drift_leaves_its_received_log_and_a_passing_rerun_removes_it(pinned, monkeypatch):
