@@ -547,3 +547,37 @@ def test_a_place_patched_by_another_thread_after_resolution_is_wrapped_not_skipp
     assert [args for _, args, _ in calls(outer)] == [(Instance("cp_pkg.billing.Sandbox", 1), 5)]
     assert "charge" not in vars(billing.Sandbox)
     assert spy._layers == {}
+
+
+def test_a_spied_function_or_method_passed_as_a_value_is_recorded_as_the_unspied_one(billing, make_module):
+    # An HTTP client puts a bound method into a hooks dict; spying that method (or the
+    # function) must not change how the dict is recorded, nor leak callpin's proxy.
+    hooks = make_module("cp_hooks", "def register(hooks):\n    return hooks\n")
+    gateway = billing.Gateway()
+
+    def register() -> None:
+        hooks.register({"method": gateway.charge, "function": billing.refund, "classmethod": billing.Gateway.create})
+
+    with callpin.record(spy=["cp_hooks.register"]) as plain:
+        register()
+    spied = [
+        "cp_hooks.register",
+        "cp_pkg.billing.Gateway.charge",
+        "cp_pkg.billing.refund",
+        "cp_pkg.billing.Gateway.create",
+    ]
+    with callpin.record(spy=spied) as proxied:
+        register()
+    assert proxied.frames == plain.frames
+    text = proxied.events[0].render()
+    assert "Wrapper" not in text and "SpyProxy" not in text
+    assert "<bound method Gateway.charge of" in text
+
+
+def test_the_proxy_is_a_wrapt_function_wrapper_of_callpins_own(billing):
+    import wrapt
+
+    with callpin.record(spy=["cp_pkg.billing.refund", "cp_pkg.billing.Gateway.charge"]):
+        assert type(billing.refund) is spy.SpyProxy
+        assert isinstance(billing.refund, wrapt.FunctionWrapper)
+        assert type(billing.Gateway().charge) is spy.BoundSpyProxy

@@ -965,6 +965,146 @@ static int mark_failure(Encoder *e, PyTypeObject *cls, Buf *out, Py_ssize_t star
     return r;
 }
 
+/* codec._LOST_RECURSION / codec._LOST_OTHER: the marker written where not even a
+ * value's own marker could be (see codec.Encoder._field), from `start`; -1 when the
+ * exception is not an Exception (KeyboardInterrupt passes through). */
+static int write_lost(Buf *out, Py_ssize_t start)
+{
+    PyObject *value;
+    const char *reason;
+    Py_ssize_t payload, size;
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return -1;
+    value = take_exception();
+    if (value == NULL)
+        return -1;
+    reason = Py_IS_TYPE(value, (PyTypeObject *)PyExc_RecursionError) ? "RecursionError" : "encoding failed";
+    Py_DECREF(value);
+    out->len = start;
+    payload = out->len;
+    size = (Py_ssize_t)strlen(reason);
+    if (buf_byte(out, 0x92) < 0 || pack_str_header(out, 5) < 0 || buf_put(out, "value", 5) < 0
+        || pack_str_header(out, size) < 0 || buf_put(out, reason, size) < 0)
+        return -1;
+    return ext_end(out, payload, EXT_UNENCODABLE);
+}
+
+/* codec.Encoder._field: one field's value, or the constant marker in its place. */
+static int write_field(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t start = out->len;
+    return enc_value(e, obj, out, depth) == 0 ? 0 : write_lost(out, start);
+}
+
+static int is_array_head(unsigned char b)
+{
+    return (b >= 0x90 && b <= 0x9F) || b == 0xDC || b == 0xDD;
+}
+
+static int is_map_head(unsigned char b)
+{
+    return (b >= 0x80 && b <= 0x8F) || b == 0xDE || b == 0xDF;
+}
+
+/* An Unencodable marker of `cls` for a field of `n` items past the limit. */
+static int write_too_many(Encoder *e, PyTypeObject *cls, Py_ssize_t n, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    PyObject *reason = PyUnicode_FromFormat("%zd items exceed the limit of %zd", n, e->max_items);
+    int r;
+    if (reason == NULL)
+        return -1;
+    r = write_unencodable(e, cls, reason, out);
+    Py_DECREF(reason);
+    return r == 0 ? 0 : write_lost(out, start);
+}
+
+/* codec.Encoder._items_field: the args field item by item, `first` (the receiver, or
+ * NULL) before them; always an array, each item a value or a marker in its place. */
+static int write_items_field(Encoder *e, PyObject *first, PyObject *const *items, Py_ssize_t count, Buf *out)
+{
+    Py_ssize_t n = count + (first != NULL);
+    if (n > e->max_items)
+        return buf_byte(out, 0x91) < 0 ? -1 : write_too_many(e, &PyList_Type, n, out);
+    if (pack_array_header(out, n) < 0)
+        return -1;
+    if (first != NULL && write_field(e, first, out, 1) < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (write_field(e, items[i], out, 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* codec.Encoder._pairs_field: the kwargs field from `pairs` (key, value, key, value...);
+ * always a map. A name that cannot be normalized is written as it is. */
+static int write_pairs_field(Encoder *e, PyObject *const *pairs, Py_ssize_t n, Buf *out)
+{
+    if (n > e->max_items) {
+        if (pack_map_header(out, 1) < 0 || pack_str_header(out, 8) < 0 || buf_put(out, "**kwargs", 8) < 0)
+            return -1;
+        return write_too_many(e, &PyDict_Type, n, out);
+    }
+    if (pack_map_header(out, n) < 0)
+        return -1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *key = pairs[2 * k], *raw;
+        Py_ssize_t start = out->len;
+        int r;
+        if (enc_value(e, key, out, 1) < 0) {
+            if (!PyUnicode_Check(key) || !PyErr_ExceptionMatches(PyExc_Exception))
+                return -1;
+            PyErr_Clear();
+            out->len = start;
+            raw = PyUnicode_AsEncodedString(key, "utf-8", "backslashreplace");
+            if (raw == NULL)
+                return -1;
+            r = pack_str_header(out, PyBytes_GET_SIZE(raw)) < 0 ? -1
+                                                                : buf_put(out, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw));
+            Py_DECREF(raw);
+            if (r < 0)
+                return -1;
+        }
+        if (write_field(e, pairs[2 * k + 1], out, 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The kwargs field from a dict: as a value, or pair by pair when that is not a map. */
+static int write_dict_field(Encoder *e, PyObject *kwargs, Buf *out)
+{
+    Py_ssize_t start = out->len, pos = 0, n, k = 0;
+    PyObject *key, *value, **pairs;
+    int r;
+    if (write_field(e, kwargs, out, 0) < 0)
+        return -1;
+    if (is_map_head((unsigned char)out->data[start]))
+        return 0;
+    out->len = start;
+    if (!PyDict_Check(kwargs)) {
+        PyErr_Format(PyExc_TypeError, "kwargs must be a dict, not %.100s", Py_TYPE(kwargs)->tp_name);
+        return -1;
+    }
+    n = PyDict_GET_SIZE(kwargs);
+    pairs = PyMem_Malloc((size_t)(2 * n + 1) * sizeof(PyObject *));
+    if (pairs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    while (k < n && PyDict_Next(kwargs, &pos, &key, &value)) {
+        pairs[2 * k] = Py_NewRef(key);
+        pairs[2 * k + 1] = Py_NewRef(value);
+        k++;
+    }
+    r = write_pairs_field(e, pairs, k, out);
+    for (Py_ssize_t i = 0; i < 2 * k; i++)
+        Py_DECREF(pairs[i]);
+    PyMem_Free(pairs);
+    return r;
+}
+
 /* ------------------------------------------------------------------------------------
  * Values of the native types. */
 
@@ -2128,14 +2268,22 @@ static PyObject *Encoder_encode_event(Encoder *self, PyObject *const *args, Py_s
     if (r == 0)
         r = write_str(self, given[1], &out, 0);
     if (r == 0) {
+        /* The args field is an array and the kwargs field a map whatever the values do
+         * (codec.Encoder.encode_event). */
+        Py_ssize_t start = out.len;
         listed = PySequence_List(given[2]);
-        r = listed == NULL ? -1 : enc_value(self, listed, &out, 0);
+        r = listed == NULL ? -1 : write_field(self, listed, &out, 0);
+        if (r == 0 && !is_array_head((unsigned char)out.data[start])) {
+            out.len = start;
+            r = write_items_field(self, NULL, PyList_GET_SIZE(listed) ? PySequence_Fast_ITEMS(listed) : NULL,
+                                  PyList_GET_SIZE(listed), &out);
+        }
         Py_XDECREF(listed);
     }
     if (r == 0)
-        r = enc_value(self, given[3], &out, 0);
+        r = write_dict_field(self, given[3], &out);
     if (r == 0)
-        r = enc_value(self, given[4], &out, 0);
+        r = write_field(self, given[4], &out, 0);
     if (r == 0)
         r = write_error_field(self, given[5], &out);
     if (r == 0)
@@ -2516,37 +2664,8 @@ done:
  * arguments, written as codec.Encoder writes the list encode_event makes of them. */
 static int write_args(Encoder *e, PyObject *first, PyObject *args, Buf *out)
 {
-    Py_ssize_t start = out->len, count = args == NULL ? 0 : PyTuple_GET_SIZE(args);
-    Py_ssize_t n = count + (first != NULL);
-    int r;
-    if (Py_EnterRecursiveCall(" while encoding a value"))
-        r = -1;
-    else {
-        r = n > e->max_items ? too_many_items(e, n) : pack_array_header(out, n);
-        if (r == 0 && first != NULL)
-            r = enc_value(e, first, out, 1);
-        for (Py_ssize_t i = 0; r == 0 && i < count; i++)
-            r = enc_value(e, PyTuple_GET_ITEM(args, i), out, 1);
-        Py_LeaveRecursiveCall();
-    }
-    return r == 0 ? 0 : mark_failure(e, &PyList_Type, out, start);
-}
-
-/* The keyword arguments field from `pairs` (key, value, key, value...), written as
- * codec.Encoder writes a dict made of them. */
-static int write_kwargs(Encoder *e, PyObject *const *pairs, Py_ssize_t n, Buf *out)
-{
-    Py_ssize_t start = out->len;
-    int r;
-    if (Py_EnterRecursiveCall(" while encoding a value"))
-        r = -1;
-    else {
-        r = n > e->max_items ? too_many_items(e, n) : pack_map_header(out, n);
-        for (Py_ssize_t i = 0; r == 0 && i < 2 * n; i++)
-            r = enc_value(e, pairs[i], out, 1);
-        Py_LeaveRecursiveCall();
-    }
-    return r == 0 ? 0 : mark_failure(e, &PyDict_Type, out, start);
+    Py_ssize_t count = args == NULL ? 0 : PyTuple_GET_SIZE(args);
+    return write_items_field(e, first, count ? PySequence_Fast_ITEMS(args) : NULL, count, out);
 }
 
 #define FEW_KWARGS 8
@@ -2679,9 +2798,9 @@ static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args,
     r = buf_byte(&out, 0x98) < 0 || pack_sint(&out, kind) < 0 || write_str(e, self->label, &out, 0) < 0
         || write_args(e, first, args, &out) < 0 ? -1 : 0;
     if (r == 0)
-        r = kwargs != NULL ? enc_value(e, kwargs, &out, 0) : write_kwargs(e, pairs, npairs, &out);
+        r = kwargs != NULL ? write_dict_field(e, kwargs, &out) : write_pairs_field(e, pairs, npairs, &out);
     if (r == 0)
-        r = enc_value(e, value, &out, 0);
+        r = write_field(e, value, &out, 0);
     if (r == 0)
         r = error == NULL ? buf_byte(&out, 0xC0) : write_error_field(e, error, &out);
     if (r == 0)

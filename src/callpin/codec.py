@@ -293,6 +293,18 @@ def _registered(cls: type) -> Callable[[Any], Any] | None:
     return None
 
 
+# The types of callpin's own proxies (spy.SpyProxy and its bound form). A value that is
+# one is written as the object it wraps: a spied function or bound method passed as a
+# value (a hook in a dict, a callback) reads as the unspied one would, so a log never
+# depends on what else was spied.
+_TRANSPARENT: set[type] = set()
+
+
+def see_through(*proxy_types: type) -> None:
+    """Have both encoders write instances of `proxy_types` as the object each wraps (`__wrapped__`)."""
+    _TRANSPARENT.update(proxy_types)
+
+
 def canonical_form(obj: Any) -> Any:
     """The value the encoder writes for `obj`, whose exact type it does not handle itself.
 
@@ -301,6 +313,9 @@ def canonical_form(obj: Any) -> Any:
     type the encoder handles natively (or an inert value type).
     """
     cls = type(obj)
+    while cls in _TRANSPARENT:
+        obj = obj.__wrapped__
+        cls = type(obj)
     fn = _registered(cls)
     if fn is not None:
         return Custom(qualified_name(cls), fn(obj))
@@ -474,6 +489,26 @@ def _pack_ext(code: int, payload: bytes | bytearray, out: bytearray) -> None:
     out += payload
 
 
+# The first bytes of an array and of a map: how encode_event sees that a field kept its shape.
+_ARRAY_HEAD = tuple(0x90 <= byte <= 0x9F or byte in (0xDC, 0xDD) for byte in range(256))
+_MAP_HEAD = tuple(0x80 <= byte <= 0x8F or byte in (0xDE, 0xDF) for byte in range(256))
+
+
+def _lost(reason: str) -> bytes:
+    """The marker written, as constant bytes, where not even a value's own marker could be."""
+    payload = bytearray(b"\x92\xa5value")
+    data = reason.encode("ascii")
+    payload.append(0xA0 | len(data))
+    payload += data
+    out = bytearray()
+    _pack_ext(EXT_UNENCODABLE, payload, out)
+    return bytes(out)
+
+
+_LOST_RECURSION = _lost("RecursionError")
+_LOST_OTHER = _lost("encoding failed")
+
+
 # ---------------------------------------------------------------------------
 # The encoder.
 
@@ -525,9 +560,20 @@ class Encoder:
         else:
             _pack_field_int(kind, out)
         self._str(label, out)
-        self._value(list(args), out, 0)
-        self._value(kwargs, out, 0)
-        self._value(value, out, 0)
+        # The args field is an array and the kwargs field a map whatever the values do:
+        # a value that cannot be encoded is a marker in its own place (see _field).
+        items = list(args)
+        start = len(out)
+        self._field(items, out)
+        if not _ARRAY_HEAD[out[start]]:
+            del out[start:]
+            self._items_field(items, out)
+        start = len(out)
+        self._field(kwargs, out)
+        if not _MAP_HEAD[out[start]]:
+            del out[start:]
+            self._pairs_field(kwargs, out)
+        self._field(value, out)
         if error is None:
             out.append(0xC0)
         else:
@@ -543,6 +589,68 @@ class Encoder:
         else:
             _pack_field_int(depth, out)
         return bytes(out)
+
+    def _field(self, obj: Any, out: bytearray) -> None:
+        """One field's value at depth 0, or a marker in its place when even marking failed.
+
+        `_value` marks a value it cannot encode; at the edge of the stack (a spied call
+        made deep in a recursion) or out of memory, writing the marker can fail too, and
+        the exception would reach the enclosing container, which then becomes the marker:
+        the whole args array, and the event would no longer be an event. Here the failure
+        stops: a constant marker, which needs no call to write.
+        """
+        start = len(out)
+        try:
+            self._value(obj, out, 0)
+        except Exception as exc:
+            exc.__traceback__ = None
+            del out[start:]
+            out += _LOST_RECURSION if type(exc) is RecursionError else _LOST_OTHER
+
+    def _items_field(self, items: list[Any], out: bytearray) -> None:
+        """The args field when the list as a whole could not be encoded: each item in its place."""
+        if len(items) > MAX_ITEMS:
+            out.append(0x91)
+            self._field(Unencodable("list", f"{len(items)} items exceed the limit of {MAX_ITEMS}"), out)
+            return
+        _pack_array_header(len(items), out)
+        for item in items:
+            start = len(out)
+            try:
+                self._value(item, out, 1)
+            except Exception as exc:
+                exc.__traceback__ = None
+                del out[start:]
+                out += _LOST_RECURSION if type(exc) is RecursionError else _LOST_OTHER
+
+    def _pairs_field(self, kwargs: dict[str, Any], out: bytearray) -> None:
+        """The kwargs field when the dict as a whole could not be encoded: each value in its place.
+
+        Keyword names are identifiers; one that cannot be normalized is written as it is.
+        """
+        if len(kwargs) > MAX_ITEMS:
+            _pack_map_header(1, out)
+            self._plain_str("**kwargs", out)
+            self._field(Unencodable("dict", f"{len(kwargs)} items exceed the limit of {MAX_ITEMS}"), out)
+            return
+        _pack_map_header(len(kwargs), out)
+        for key, item in kwargs.items():
+            start = len(out)
+            try:
+                self._str(key, out)
+            except Exception as exc:
+                exc.__traceback__ = None
+                del out[start:]
+                data = str.__str__(key).encode("utf-8", "backslashreplace")
+                _pack_str_header(len(data), out)
+                out += data
+            start = len(out)
+            try:
+                self._value(item, out, 1)
+            except Exception as exc:
+                exc.__traceback__ = None
+                del out[start:]
+                out += _LOST_RECURSION if type(exc) is RecursionError else _LOST_OTHER
 
     def _error_text(self, text: str, out: bytearray, *, reprs: bool) -> None:
         # A raise event must be written whatever the exception's message: one past the

@@ -14,10 +14,28 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 import wrapt
 
+from .codec import see_through
 from .errors import TargetError, UsageError
 
 Flavor: TypeAlias = Literal["sync", "async", "generator"]
 Handler: TypeAlias = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
+
+
+class BoundSpyProxy(wrapt.BoundFunctionWrapper):
+    """A spied method bound to its instance (what `obj.method` gives while it is spied)."""
+
+
+class SpyProxy(wrapt.FunctionWrapper):
+    """The proxy put in place of a spied target: a wrapt FunctionWrapper of callpin's own.
+
+    Its own type (and its bound form's) lets the encoder see through it: a spied function
+    or method that is itself passed as a value is recorded as the unspied one would be.
+    """
+
+    __bound_function_wrapper__ = BoundSpyProxy
+
+
+see_through(SpyProxy, BoundSpyProxy)
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,7 +349,7 @@ class Patcher:
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
-            proxies = [(site, wrapt.FunctionWrapper(site.original, handler)) for site, handler in current]
+            proxies = [(site, SpyProxy(site.original, handler)) for site, handler in current]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies) if aliases else []
