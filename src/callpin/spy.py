@@ -21,11 +21,11 @@ Flavor: TypeAlias = Literal["sync", "async", "generator"]
 Handler: TypeAlias = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
-class BoundSpyProxy(wrapt.BoundFunctionWrapper):
+class BoundSpyProxy(wrapt.BoundFunctionWrapper):  # type: ignore[type-arg]  # subscripted only from wrapt 2
     """A spied method bound to its instance (what `obj.method` gives while it is spied)."""
 
 
-class SpyProxy(wrapt.FunctionWrapper):
+class SpyProxy(wrapt.FunctionWrapper):  # type: ignore[type-arg]  # subscripted only from wrapt 2
     """The proxy put in place of a spied target: a wrapt FunctionWrapper of callpin's own.
 
     Its own type (and its bound form's) lets the encoder see through it: a spied function
