@@ -581,3 +581,78 @@ def test_the_proxy_is_a_wrapt_function_wrapper_of_callpins_own(billing):
         assert type(billing.refund) is spy.SpyProxy
         assert isinstance(billing.refund, wrapt.FunctionWrapper)
         assert type(billing.Gateway().charge) is spy.BoundSpyProxy
+
+
+ALIASED = """
+    from cp_pkg.billing import charge
+
+    def renew():
+        return charge("card_A", 1500)
+"""
+
+
+def test_the_module_that_opens_a_recording_keeps_its_own_references(billing, make_module):
+    # This test module is the opener: a reference it holds is the original, so a stub
+    # that delegates to it reaches the real function (it recursed into the spy before),
+    # while the alias in the code under test is still patched under the one label.
+    shop = make_module("cp_shop", ALIASED)
+    real = billing.charge
+    global SAVED_CHARGE
+    SAVED_CHARGE = billing.charge
+    try:
+        with callpin.record(
+            spy=["cp_pkg.billing.charge"], stub={"cp_pkg.billing.charge": lambda *a, **k: real(*a, **k)}
+        ) as rec:
+            assert SAVED_CHARGE is real
+            assert shop.renew() == {"card": "card_A", "amount": 1500}
+        assert [event.render() for event in rec.events] == ["cp_pkg.billing.charge('card_A', 1500)"]
+        assert [(patch.place, patch.alias) for patch in rec.targets] == [
+            ("cp_pkg.billing.charge", False),
+            ("cp_shop.charge", True),
+        ]
+    finally:
+        del SAVED_CHARGE
+
+
+def test_modules_named_as_test_code_are_never_patched(billing, make_module):
+    shop = make_module("cp_shop", ALIASED)
+    spy.keep_test_modules(["cp_shop"])
+    try:
+        with callpin.record(spy=["cp_pkg.billing.charge"]) as rec:
+            shop.renew()
+        assert [patch.place for patch in rec.targets] == ["cp_pkg.billing.charge"]
+        assert rec.events == []
+    finally:
+        spy.forget_test_modules()
+
+
+def test_test_code_is_the_opener_and_the_modules_named_as_test_code():
+    spy.keep_test_modules(["tests.test_x", "conftest"])
+    try:
+        assert spy.test_code("tests.test_x", None)
+        assert spy.test_code("conftest", "app")
+        assert spy.test_code("__main__", "__main__")
+        assert not spy.test_code("app.billing", "__main__")
+    finally:
+        spy.forget_test_modules()
+    assert not spy.test_code("tests.test_x", None)
+
+
+def test_a_script_that_opens_a_recording_keeps_its_main_module_references(tmp_path):
+    import subprocess
+
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import sys, types, callpin\n"
+        "billing = types.ModuleType('cp_script_billing'); sys.modules['cp_script_billing'] = billing\n"
+        "exec('def charge(card):\\n    return card\\n', billing.__dict__)\n"
+        "from cp_script_billing import charge\n"
+        "target = 'cp_script_billing.charge'\n"
+        "with callpin.record(spy=[target], stub={target: lambda c: charge(c)}) as rec:\n"
+        "    assert charge is billing.__dict__['charge'].__wrapped__\n"
+        "    billing.charge('card_A')\n"
+        "print([event.render() for event in rec.events])\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[\"cp_script_billing.charge('card_A')\"]"

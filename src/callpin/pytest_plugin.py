@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import shlex
+import types
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from .errors import ModeRefused, UsageError
 from .names import baseline_path, owned
 from .pinning import MODES, Pin, observe, pin, resolve_mode, unobserve
 from .recorder import Recording, raises, record, returns
+from .spy import forget_test_modules, keep_test_modules
 
 if TYPE_CHECKING:
     from pluggy import Result
@@ -546,6 +548,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(_SESSION_KEY, None)
     if session is not None:
         unobserve(session)
+    forget_test_modules()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Test modules and conftests are test code: their references to a spied object are
+    # never rebound (spy.test_code), wherever the recording is opened from.
+    names = {
+        module.obj.__name__
+        for item in session.items
+        if (module := item.getparent(pytest.Module)) is not None and hasattr(module.obj, "__name__")
+    }
+    names.update(
+        plugin.__name__
+        for plugin in session.config.pluginmanager.get_plugins()
+        if isinstance(plugin, types.ModuleType)
+        and os.path.basename(getattr(plugin, "__file__", "") or "") == "conftest.py"
+    )
+    keep_test_modules(names)
 
 
 # ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias
@@ -115,6 +116,7 @@ class Recording:
         self._spy = spy
         self._stub = dict(stub or {})
         self._aliases = aliases
+        self._opener = _opener()
         self._patcher = Patcher()
         self._state = "new"
         self._labels: list[str] = []
@@ -148,7 +150,7 @@ class Recording:
         for stubbed, replacement in stubs.values():
             wired.append((stubbed, _stub_handler(stubbed, replacement)))
         self._labels = [site.label for site in sites]
-        self._patcher.patch(wired, aliases=self._aliases)
+        self._patcher.patch(wired, aliases=self._aliases, opener=self._opener)
         self._journal.start()
         self._state = "recording"
         self.targets = list(self._patcher.patches)
@@ -219,6 +221,17 @@ class Recording:
         record_return = self._record_return and site.flavor != "generator"
         handler: Handler = _impl.Spy(self._journal, site.label, stub, record_return)
         return handler
+
+
+def _opener() -> str | None:
+    """The module that opened the recording: the first caller outside callpin's own modules."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__")
+        if not (isinstance(name, str) and (name == "callpin" or name.startswith("callpin."))):
+            return name if isinstance(name, str) else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def _stub_handler(site: Site, stub: Callable[..., Any]) -> Handler:

@@ -343,7 +343,7 @@ class Patcher:
         self._placed: list[_Layer] = []
         self.patches: list[Patch] = []
 
-    def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool) -> None:
+    def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool, opener: str | None = None) -> None:
         """Patch every site with its handler; on failure restore what was done and raise."""
         with _layers_lock:
             # Another thread may have patched a place since it was resolved: what is
@@ -352,7 +352,7 @@ class Patcher:
             proxies = [(site, SpyProxy(site.original, handler)) for site, handler in current]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
-            found = _aliases(proxies) if aliases else []
+            found = _aliases(proxies, opener) if aliases else []
             try:
                 for site, proxy in proxies:
                     self._put(site.owner, site.name, proxy, site.original, site.present, site.place)
@@ -439,10 +439,38 @@ def _sweep_proxies(swept: dict[int, _Layer]) -> None:
                 namespace[name] = layer.previous
 
 
+# Test code: the modules pytest collected as test modules and conftests (the plugin names
+# them after collection). Their references are never rebound; see `test_code`.
+_test_modules: set[str] = set()
+
+
+def keep_test_modules(names: Iterable[str]) -> None:
+    """Name modules as test code: aliases held there are never patched (the pytest plugin calls this)."""
+    _test_modules.update(names)
+
+
+def forget_test_modules() -> None:
+    """Forget the modules named as test code (at the end of a pytest run)."""
+    _test_modules.clear()
+
+
+def test_code(module_name: str, opener: str | None) -> bool:
+    """Whether a module is test code, whose references to a spied object stay as they are.
+
+    The module that opened the recording (the caller of `record()` / `pin()`, `__main__`
+    for a script) and every module pytest collected as a test module or conftest. A
+    test's own `real = billing.charge_card` is the original its stub delegates to, or
+    checks restoration against: rebinding it to the proxy turns a delegating stub into
+    endless recursion, and makes the check compare the proxy with itself.
+    """
+    return module_name == opener or module_name in _test_modules
+
+
 def _aliases(
     proxies: list[tuple[Site, Any]],
+    opener: str | None = None,
 ) -> list[tuple[Site, Any, types.ModuleType, str]]:
-    """Every other module global holding a module-owned site's original object."""
+    """Every other module global holding a module-owned site's original object, outside test code."""
     wanted: dict[int, tuple[Site, Any]] = {
         id(site.original): (site, proxy) for site, proxy in proxies if isinstance(site.owner, types.ModuleType)
     }
@@ -456,7 +484,7 @@ def _aliases(
     for module_name, module in sorted(sys.modules.copy().items(), key=lambda item: item[0]):
         # callpin's own modules are never patched: its machinery must not route
         # through the spies it installs.
-        if module_name == "callpin" or module_name.startswith("callpin."):
+        if module_name == "callpin" or module_name.startswith("callpin.") or test_code(module_name, opener):
             continue
         namespace = getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
         if not isinstance(namespace, dict) or id(namespace) in seen:
