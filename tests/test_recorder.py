@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import callpin
-from callpin import Instance, UsageError
+from callpin import Instance, TargetError, UsageError
 from callpin.logfile import log_bytes
 from callpin.names import output_name
 
@@ -464,3 +464,37 @@ def test_placeholders_are_numbered_across_the_whole_log(billing):
         billing.echo(second)
         billing.echo(first)
     assert [e.args[0] for e in rec.events] == ["<uuid:1>", "<uuid:2>", "<uuid:1>"]
+
+
+def test_normalize_takes_a_rule_set_an_iterable_of_rules_or_none():
+    from callpin.recorder import rule_set
+
+    uuid_rule = callpin.DEFAULT_RULES.rules[0]
+    user = callpin.rule(r"order-\d+", "order")
+    assert rule_set(callpin.DEFAULT_RULES) is callpin.DEFAULT_RULES
+    assert rule_set(None) == rule_set(()) == callpin.RuleSet()
+    assert rule_set([uuid_rule, user]) == callpin.RuleSet([uuid_rule, user])
+    assert rule_set(one for one in [user]) == callpin.RuleSet([user])
+    assert rule_set(user) == callpin.RuleSet([user])
+    for wrong in ("uuid", 3, [user, "uuid"], {"uuid": 1}):
+        with pytest.raises(UsageError, match=r"normalize= takes a RuleSet .* an iterable of rules .* or None"):
+            rule_set(wrong)
+
+
+def test_a_recording_without_rules_keeps_uuids_as_they_are():
+    import uuid
+
+    key = uuid.UUID(int=3)
+    with callpin.record(spy=["json.dumps"], normalize=None) as rec:
+        __import__("json").dumps(str(key))
+    assert rec.rules == callpin.RuleSet()
+    assert str(key) in rec.events[0].render()
+
+
+def test_a_stub_key_that_is_not_a_target_says_what_a_key_must_be():
+    with pytest.raises(UsageError, match=r"a stub key is a spy target: a dotted path .*; got 42"):
+        with callpin.record(spy=["json.dumps"], stub={42: lambda *a: 1}):
+            pass
+    with pytest.raises(TargetError, match=r"cannot spy 'dumps': .* \(a stub key is a spy target: a dotted path"):
+        with callpin.record(spy=["json.dumps"], stub={"dumps": lambda *a: 1}):
+            pass

@@ -593,10 +593,27 @@ def pytest_runtest_makereport(
 
 
 class PinFixture:
-    """The `callpin` fixture: the module's API with the baseline path bound to the test."""
+    """The `callpin` fixture: the module's API with the baseline path bound to the test.
+
+    `pin` and `record` are bound to the test; every other public name of callpin
+    (`returns`, `raises`, `target`, `rule`, `RuleSet`, `DEFAULT_RULES`, `register`,
+    `load`, `diff`, the errors...) is the module's own, so a test needs no second import.
+    """
 
     returns = staticmethod(returns)
     raises = staticmethod(raises)
+
+    def __getattr__(self, name: str) -> Any:
+        import callpin
+
+        if name in callpin.__all__:
+            return getattr(callpin, name)
+        raise AttributeError(f"the callpin fixture has no {name!r} (nor has the callpin module)")
+
+    def __dir__(self) -> list[str]:
+        import callpin
+
+        return sorted({*super().__dir__(), *callpin.__all__})
 
     def __init__(self, request: pytest.FixtureRequest, session: PinSession) -> None:
         self._node = request.node

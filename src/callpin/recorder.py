@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
 from . import _impl, codec
-from .errors import UsageError
+from .errors import TargetError, UsageError
 from .event import Event, decode_event
 from .export import export_log
 from .journal import AsyncSpy, Journal, run_stub
 from .logfile import Log, write_log
-from .normalize import DEFAULT_RULES, RuleSet
-from .spy import Handler, Patch, Patcher, Site, SpySpec, TargetSpec, resolve, resolve_one
+from .normalize import DEFAULT_RULES, Rule, RuleSet
+from .spy import Handler, Patch, Patcher, Site, SpySpec, Target, TargetSpec, resolve, resolve_one
 
 Outcomes: TypeAlias = Literal["raise", "all", "none"]
 OUTCOMES = ("raise", "all", "none")
@@ -51,7 +51,7 @@ def record(
     spy: SpySpec,
     stub: Mapping[TargetSpec, Callable[..., Any]] | None = None,
     outcomes: Outcomes = "raise",
-    normalize: RuleSet = DEFAULT_RULES,
+    normalize: RuleSet | Iterable[Rule] | None = DEFAULT_RULES,
     aliases: bool = True,
     meta: Mapping[str, Any] | None = None,
 ) -> Recording:
@@ -95,14 +95,13 @@ class Recording:
         spy: SpySpec,
         stub: Mapping[TargetSpec, Callable[..., Any]] | None = None,
         outcomes: Outcomes = "raise",
-        normalize: RuleSet = DEFAULT_RULES,
+        normalize: RuleSet | Iterable[Rule] | None = DEFAULT_RULES,
         aliases: bool = True,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         if outcomes not in OUTCOMES:
             raise UsageError(f"outcomes must be one of {', '.join(OUTCOMES)}; got {outcomes!r}")
-        if not isinstance(normalize, RuleSet):
-            raise UsageError(f"normalize= takes a RuleSet (e.g. callpin.DEFAULT_RULES), got {normalize!r}")
+        normalize = rule_set(normalize)
         if stub is not None and not isinstance(stub, Mapping):
             raise UsageError(f"stub= takes {{target: callable}}, got {stub!r}")
         for key, replacement in (stub or {}).items():
@@ -140,7 +139,7 @@ class Recording:
         sites = resolve(self._spy)
         stubs: dict[tuple[int, str], tuple[Site, Callable[..., Any]]] = {}
         for key, replacement in self._stub.items():
-            stubbed = resolve_one(key)
+            stubbed = _stub_site(key)
             stubs[stubbed.key] = (stubbed, replacement)
         wired: list[tuple[Site, Handler]] = []
         for site in sites:
@@ -221,6 +220,41 @@ class Recording:
         record_return = self._record_return and site.flavor != "generator"
         handler: Handler = _impl.Spy(self._journal, site.label, stub, record_return)
         return handler
+
+
+def rule_set(normalize: RuleSet | Iterable[Rule] | None) -> RuleSet:
+    """What `normalize=` gives: a RuleSet as it is, an iterable of rules as a RuleSet, None or () for none."""
+    if isinstance(normalize, RuleSet):
+        return normalize
+    if normalize is None:
+        return RuleSet()
+    if isinstance(normalize, Rule):
+        return RuleSet([normalize])
+    if not isinstance(normalize, (str, bytes, Mapping)):
+        try:
+            rules = list(normalize)
+        except TypeError:
+            rules = None
+        if rules is not None and all(isinstance(one, Rule) for one in rules):
+            return RuleSet(rules)
+    raise UsageError(
+        "normalize= takes a RuleSet (callpin.DEFAULT_RULES, DEFAULT_RULES.with_rules([...])), "
+        f"an iterable of rules (callpin.rule(...)), or None for none; got {normalize!r}"
+    )
+
+
+def _stub_site(key: object) -> Site:
+    """The site a stub key names; a key that is not a target says what one must be."""
+    what_a_key_is = (
+        "a stub key is a spy target: a dotted path such as 'billing.charge_card' or "
+        "'billing.Gateway.charge', or callpin.target(owner, 'name')"
+    )
+    if not isinstance(key, (str, Target)):
+        raise UsageError(f"{what_a_key_is}; got {key!r}")
+    try:
+        return resolve_one(key)
+    except TargetError as exc:
+        raise TargetError(str(key), f"{str(exc).split(': ', 1)[-1]} ({what_a_key_is})") from None
 
 
 def _opener() -> str | None:
