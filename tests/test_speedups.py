@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import tracemalloc
 import uuid
 from typing import Any
 
@@ -633,26 +632,3 @@ def test_encoding_leaves_the_reference_counts_of_its_arguments_as_they_were():
     gc.collect()
     after = [sys.getrefcount(obj) for obj in objects]
     assert after == before
-
-
-def test_memory_stays_bounded_over_many_encodes():
-    values = _hostile_values()
-    encoder = CEncoder()
-    for value in values:
-        encoder.encode(value)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        for _ in range(50):
-            for value in values:
-                encoder.encode(value)
-        baseline = tracemalloc.get_traced_memory()[0]
-        for _ in range(2000):
-            for value in values:
-                encoder.encode(value)
-            encoder.encode_event(0, "l", values, {"k": KEY}, None, ("E", "m 0x7f0000001234"), 1, 0)
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - baseline
-    finally:
-        tracemalloc.stop()
-    assert grown < 64 * 1024

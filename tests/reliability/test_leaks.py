@@ -156,3 +156,85 @@ def charge(*args, fail=False, **kwargs):
     # of the resident-size bound; tracemalloc still counts what is really held.
     if "asan" not in os.environ.get("LD_PRELOAD", ""):
         assert rss_grown < 64 * 1024
+
+
+def _traced_growth(run: Callable[[], None], warm: int, measured: int) -> int:
+    """Bytes still held after `measured` more runs, once `warm` runs filled the caches."""
+    tracemalloc.start()
+    try:
+        for _ in range(warm):
+            run()
+        gc.collect()
+        baseline = tracemalloc.get_traced_memory()[0]
+        for _ in range(measured):
+            run()
+        gc.collect()
+        return int(tracemalloc.get_traced_memory()[0] - baseline)
+    finally:
+        tracemalloc.stop()
+
+
+def test_recorded_calls_with_receivers_and_raises_hold_no_memory(
+    make_module: Callable[..., types.ModuleType], scale, figures
+):
+    module = make_module(
+        "cp_leak_calls",
+        """
+def charge(card, amount, **options):
+    return {"ok": amount}
+
+def refund(amount):
+    raise LookupError(f"no refund of {amount}")
+
+class Gateway:
+    def ping(self, value):
+        return value
+""",
+    )
+
+    def blocks() -> None:
+        with callpin.record(
+            spy=["cp_leak_calls.charge", "cp_leak_calls.refund", "cp_leak_calls.Gateway"], outcomes="all"
+        ) as rec:
+            gateway = module.Gateway()
+            for index in range(100):
+                module.charge(f"card {index}", index, zeta=index, alpha=[index])
+                try:
+                    module.refund(index)
+                except LookupError:
+                    pass
+                gateway.ping(index)
+        assert len(rec.frames) == 600
+
+    # The interpreter's caches (the types' attribute caches hold the names looked up)
+    # fill during the first runs; a leak keeps growing through the rest. 120,000 events
+    # leaking even 8 bytes each would be 15 times the bound.
+    grown = _traced_growth(blocks, warm=scale.pick(50, 100), measured=scale.pick(100, 200))
+    figures.add("leaks", "recorded blocks: tracemalloc growth KB", round(grown / 1024, 1))
+    assert grown < 64 * 1024
+
+
+def test_many_encodes_of_failing_values_hold_no_memory(scale, figures):
+    cycle: list[Any] = [1]
+    cycle.append(cycle)
+    deep: list[Any] = []
+    for _ in range(codec.MAX_DEPTH + 2):
+        deep = [deep]
+    hostile = [
+        {"id": KEY, "when": "2024-03-01T09:30:00Z", "n": 10**30, "f": float("nan"), "s": "a\ud800"},
+        {frozenset({1, "x", KEY}), (1, 2)},
+        [ReprRaises(), cycle, deep],
+        codec.Record("r", (("a", [1]), ("b", 2))),
+        codec.Pairs(((KEY, 1), ([1], 2))),
+        uuid.UUID(KEY),
+    ]
+    encoder = _impl.Encoder()
+
+    def encodes() -> None:
+        for value in hostile:
+            encoder.encode(value)
+        encoder.encode_event(0, "l", hostile, {"k": KEY}, None, ("E", "m 0x7f0000001234"), 1, 0)
+
+    grown = _traced_growth(encodes, warm=50, measured=scale.pick(1_000, 2_000))
+    figures.add("leaks", "failing encodes: tracemalloc growth KB", round(grown / 1024, 1))
+    assert grown < 64 * 1024
