@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -16,6 +15,7 @@ import wrapt
 
 from .codec import see_through
 from .errors import TargetError, UsageError
+from .module_globals import GlobalsIndex, Mark, imported_since, mark
 
 Flavor: TypeAlias = Literal["sync", "async", "generator"]
 Handler: TypeAlias = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
@@ -342,10 +342,13 @@ class Patcher:
     def __init__(self) -> None:
         self._placed: list[_Layer] = []
         self.patches: list[Patch] = []
+        self._since: Mark | None = None
 
     def patch(self, wired: list[tuple[Site, Handler]], *, aliases: bool, opener: str | None = None) -> None:
         """Patch every site with its handler; on failure restore what was done and raise."""
         with _layers_lock:
+            # Modules imported from here on may bind a proxy; restore() sweeps them.
+            self._since = mark()
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
@@ -370,6 +373,8 @@ class Patcher:
             setattr(owner, name, value)
         except (AttributeError, TypeError) as exc:
             raise TargetError(place, f"cannot patch it ({exc})") from None
+        if isinstance(owner, types.ModuleType):
+            _index.note(owner, name, value)
         layer = _Layer(owner, name, value, previous, present)
         _layers.setdefault((id(owner), name), []).append(layer)
         self._placed.append(layer)
@@ -384,8 +389,10 @@ class Patcher:
                     _unlayer(self._placed.pop())
                 except BaseException as exc:  # restore the rest, then report
                     failures.append(exc)
-            if swept:
-                _sweep_proxies(swept)
+            if swept and self._since is not None:
+                _sweep_proxies(swept, self._since)
+            for layer in swept.values():
+                _index.forget(layer.proxy)
         if failures:
             raise failures[0]
 
@@ -421,18 +428,17 @@ def _unlayer(layer: _Layer) -> None:
         delattr(layer.owner, layer.name)
 
 
-def _sweep_proxies(swept: dict[int, _Layer]) -> None:
+def _sweep_proxies(swept: dict[int, _Layer], since: Mark) -> None:
     """Put back what the proxies covered in module globals bound while they were in place.
 
     A module imported inside the block (`from billing import charge_card`) bound the
     proxy itself; left there, it would keep the whole recording alive and stay a proxy.
+    Only the modules imported since the block began are read (module_globals.imported_since).
     This holds with `aliases=False` too: it only turns off patching the aliases found
     when the block starts.
     """
-    for module in list(sys.modules.copy().values()):
-        namespace = getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
-        if not isinstance(namespace, dict):
-            continue
+    for _, module in imported_since(since)[0]:
+        namespace = module.__dict__
         for name, value in namespace.copy().items():
             layer = swept.get(id(value))
             if layer is not None and layer.proxy is value and namespace.get(name) is value:
@@ -466,33 +472,30 @@ def test_code(module_name: str, opener: str | None) -> bool:
     return module_name == opener or module_name in _test_modules
 
 
+# Module globals by the callable they hold, kept up to date from newly imported modules.
+_index = GlobalsIndex()
+
+
 def _aliases(
     proxies: list[tuple[Site, Any]],
     opener: str | None = None,
 ) -> list[tuple[Site, Any, types.ModuleType, str]]:
     """Every other module global holding a module-owned site's original object, outside test code."""
-    wanted: dict[int, tuple[Site, Any]] = {
-        id(site.original): (site, proxy) for site, proxy in proxies if isinstance(site.owner, types.ModuleType)
-    }
-    if not wanted:
+    owned = [(site, proxy) for site, proxy in proxies if isinstance(site.owner, types.ModuleType)]
+    if not owned:
         return []
+    _index.refresh()
     patched = {site.key for site, _ in proxies}
-    seen: set[int] = set()
     found: list[tuple[Site, Any, types.ModuleType, str]] = []
-    # dict.copy() is one step for the interpreter, so a thread importing meanwhile
-    # cannot break the iteration.
-    for module_name, module in sorted(sys.modules.copy().items(), key=lambda item: item[0]):
-        # callpin's own modules are never patched: its machinery must not route
-        # through the spies it installs.
-        if module_name == "callpin" or module_name.startswith("callpin.") or test_code(module_name, opener):
-            continue
-        namespace = getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
-        if not isinstance(namespace, dict) or id(namespace) in seen:
-            continue
-        seen.add(id(namespace))
-        for name, value in namespace.copy().items():
-            hit = wanted.get(id(value))
-            if hit is None or hit[0].original is not value or (id(module), name) in patched:
+    for site, proxy in owned:
+        for module, name in _index.holders(site.original):
+            module_name = module.__name__ if isinstance(module.__name__, str) else ""
+            # callpin's own modules are never patched: its machinery must not route
+            # through the spies it installs.
+            if module_name == "callpin" or module_name.startswith("callpin.") or test_code(module_name, opener):
                 continue
-            found.append((hit[0], hit[1], module, name))
+            if (id(module), name) in patched:
+                continue
+            found.append((site, proxy, module, name))
+    found.sort(key=lambda hit: (str(hit[2].__name__), hit[3]))
     return found
