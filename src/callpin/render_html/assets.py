@@ -58,7 +58,8 @@ def stylesheet(lanes: int, *, sides: int, head_height: int) -> str:
         ".bar-top button{font:inherit;padding:1px .6em}",
         f".row{{display:grid;grid-template-columns:{columns};align-items:stretch;min-height:{ROW_HEIGHT}px}}",
         ".row>*{min-width:0}",
-        f".ix{{font:11px/{ROW_HEIGHT}px monospace;text-align:right;padding-right:.5em;color:#4a5568;white-space:nowrap}}",
+        f".ix{{font:11px/{ROW_HEIGHT}px monospace;text-align:right;padding-right:.5em;color:#4a5568;"
+        "white-space:nowrap}",
         ".ix a{color:inherit}",
         # The diagram column: lifelines drawn as a repeating background, one per lane.
         ".g{position:relative;width:var(--dw);background:linear-gradient(90deg,transparent calc(var(--w)/2 - 1px),"
@@ -104,7 +105,7 @@ def stylesheet(lanes: int, *, sides: int, head_height: int) -> str:
         "font:12px monospace;white-space:pre-wrap;overflow-wrap:anywhere}",
         ".fields .fp{font-weight:bold}.fields del{color:#9b2c2c}.fields ins{color:#276749;text-decoration:none}",
         ".op{scroll-margin-top:calc(var(--hh) + 60px)}",
-        ".op.current{outline:3px solid #2b6cb0;outline-offset:-1px}",
+        ".op.current{outline:3px solid #1a202c;outline-offset:-1px}",
         ".skip>summary{font:12px sans-serif;color:#4a5568;padding:3px 0 3px 1em;cursor:pointer;"
         "background:#f7fafc;border-top:1px dashed #cbd2d9;border-bottom:1px dashed #cbd2d9}",
         ".more{margin:.5em 1em;font:12px sans-serif}",

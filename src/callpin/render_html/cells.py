@@ -42,15 +42,33 @@ def thread_class(thread: int) -> str:
     return f"t{(thread - 1) % len(THREAD_COLORS) + 1}"
 
 
-def side_cell(step: Step | None, *, index_link: str = "") -> str:
-    """The index, the drawing and the text of one event; empty cells for a side without it."""
-    if step is None:
-        return f'<span class="ix">{index_link}</span><span class="g"></span><span class="tx"></span>'
-    event = step.event
-    thread = ""
-    if event.thread != 1:
-        thread = f' <b class="{thread_class(event.thread)}">t{event.thread}</b>'
-    return f'<span class="ix">{event.index}{index_link}{thread}</span>{drawing(step)}{event_text(step)}'
+class Painter:
+    """Draws event cells, each distinct drawing and each distinct event's text once.
+
+    A long log repeats itself (the same arrow between the same lanes, the same
+    event on both sides of a diff), so one painter per page keeps what it drew.
+    """
+
+    def __init__(self) -> None:
+        self._drawings: dict[tuple[str, int, int, int, tuple[tuple[int, int], ...]], str] = {}
+        self._texts: dict[bytes, str] = {}
+
+    def side_cell(self, step: Step | None, *, index_link: str = "") -> str:
+        """The index, the drawing and the text of one event; empty cells for a side without it."""
+        if step is None:
+            return f'<span class="ix">{index_link}</span><span class="g"></span><span class="tx"></span>'
+        event = step.event
+        thread = ""
+        if event.thread != 1:
+            thread = f' <b class="{thread_class(event.thread)}">t{event.thread}</b>'
+        key = (event.kind, event.thread, step.source, step.target, step.bars)
+        drawn = self._drawings.get(key)
+        if drawn is None:
+            drawn = self._drawings[key] = drawing(step)
+        text = self._texts.get(step.frame)
+        if text is None:
+            text = self._texts[step.frame] = event_text(step)
+        return f'<span class="ix">{step.index}{index_link}{thread}</span>{drawn}{text}'
 
 
 def drawing(step: Step) -> str:
@@ -73,9 +91,8 @@ def drawing(step: Step) -> str:
         parts.append(f'<i class="ar {_ARROWS[kind]} self" style="--a:{source}"></i>')
     else:
         direction = "r" if target > source else "l"
-        parts.append(
-            f'<i class="ar {_ARROWS[kind]} {direction}" style="--a:{min(source, target)};--n:{abs(target - source)}"></i>'
-        )
+        left, span = min(source, target), abs(target - source)
+        parts.append(f'<i class="ar {_ARROWS[kind]} {direction}" style="--a:{left};--n:{span}"></i>')
     parts.append("</span>")
     return "".join(parts)
 

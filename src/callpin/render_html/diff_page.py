@@ -9,12 +9,12 @@ with the differences rather than with the logs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ..render_diff import Row, count_table, rows, summary_line
 from ..text import counted
 from .assets import stylesheet
-from .cells import escape, field_list, side_cell
+from .cells import Painter, escape, field_list
 from .page import controls, head_height, lane_heads, lazy_rows, packed_rows, page, thread_legend
 from .sequence import place
 
@@ -42,6 +42,7 @@ def render_html(diff: Diff, *, context: int = 3) -> str:
     the page, each entry a link to its difference.
     """
     lanes, (old_steps, new_steps) = place(diff.old, diff.new)
+    sides = _Sides(old_steps, new_steps, Painter())
     laid_out = rows(diff, context=context, origins=True)
     if not laid_out and diff.order != "none" and len(diff.new):
         laid_out = [Row("skip", None, None, None, hidden=len(diff.new))]
@@ -69,23 +70,23 @@ def render_html(diff: Diff, *, context: int = 3) -> str:
     moved_to = {op.old: op.new for op in diff.ops if op.op == "moved"}
     for row in laid_out:
         if row.kind == "skip":
-            body.append(_fold(diff, range(cursor, cursor + row.hidden), old_steps, new_steps))
+            body.append(_fold(diff, range(cursor, cursor + row.hidden), sides))
             cursor += row.hidden
             continue
         if row.new is not None:
             cursor = row.new + 1
-        body.append(_diff_row(row, old_steps, new_steps, partner=_partner(row, moved_to)))
+        body.append(_diff_row(row, sides, partner=_partner(row, moved_to)))
     body.append("</main>")
     title = f"callpin diff: {diff.old.path or 'old'} → {diff.new.path or 'new'}"
     return page(title, stylesheet(len(lanes), sides=2, head_height=head_height(lanes)), body)
 
 
-def _fold(diff: Diff, folded: range, old_steps: list[Step], new_steps: list[Step]) -> str:
+def _fold(diff: Diff, folded: range, sides: _Sides) -> str:
     """An equal run as a `<details>`: written out when short, packed when long."""
     events = counted(len(folded), "equal event")
-    where = f"new #{folded[0]}" if len(folded) == 1 else f"new #{folded[0]}–#{folded[-1]}"
+    where = f"new #{folded[0]}" if len(folded) == 1 else f"new #{folded[0]} to #{folded[-1]}"
     summary = f"<summary>{events} ({where})</summary>"
-    drawn = (_equal_row(diff.aligned_old(j), j, old_steps, new_steps) for j in folded)
+    drawn = (_equal_row(diff.aligned_old(j), j, sides) for j in folded)
     if len(folded) <= INLINE_FOLD:
         return f'<details class="skip">{summary}{"".join(drawn)}</details>'
     chunks, _ = packed_rows(drawn)
@@ -100,17 +101,25 @@ def _fold(diff: Diff, folded: range, old_steps: list[Step], new_steps: list[Step
     )
 
 
-def _equal_row(old: int | None, new: int, old_steps: list[Step], new_steps: list[Step]) -> str:
-    old_cell = side_cell(old_steps[old] if old is not None else None)
-    return f'<div class="row eq"><i></i>{old_cell}{side_cell(new_steps[new])}</div>'
+class _Sides(NamedTuple):
+    """What every row is drawn from: both sides' steps and the page's painter."""
+
+    old: list[Step]
+    new: list[Step]
+    painter: Painter
 
 
-def _diff_row(row: Row, old_steps: list[Step], new_steps: list[Step], *, partner: str = "") -> str:
+def _equal_row(old: int | None, new: int, sides: _Sides) -> str:
+    cell = sides.painter.side_cell
+    return f'<div class="row eq"><i></i>{cell(sides.old[old] if old is not None else None)}{cell(sides.new[new])}</div>'
+
+
+def _diff_row(row: Row, sides: _Sides, *, partner: str = "") -> str:
     if row.kind == "equal":
         assert row.new is not None
-        return _equal_row(row.old, row.new, old_steps, new_steps)
-    old = old_steps[row.old] if row.old is not None else None
-    new = new_steps[row.new] if row.new is not None else None
+        return _equal_row(row.old, row.new, sides)
+    old = sides.old[row.old] if row.old is not None else None
+    new = sides.new[row.new] if row.new is not None else None
     if row.kind == "moved" and row.new is not None:
         # Its old place has a row of its own; this one shows the new place only.
         old = None
@@ -137,8 +146,8 @@ def _diff_row(row: Row, old_steps: list[Step], new_steps: list[Step], *, partner
         else:
             old_link = f' <a href="#{partner}">{target_index}→</a>'
     return (
-        f"<div {' '.join(attributes)}>{tag}{side_cell(old, index_link=old_link)}"
-        f"{side_cell(new, index_link=new_link)}{field_list(row.fields)}</div>"
+        f"<div {' '.join(attributes)}>{tag}{sides.painter.side_cell(old, index_link=old_link)}"
+        f"{sides.painter.side_cell(new, index_link=new_link)}{field_list(row.fields)}</div>"
     )
 
 
@@ -189,16 +198,17 @@ def _differences(op_rows: list[Row]) -> str:
     left = len(op_rows) - LISTED_DIFFERENCES
     if left > 0:
         items.append(f"<li>… {counted(left, 'more difference')}: n / j steps through them</li>")
-    return f'<details class="difflist" open><summary>differences</summary><ol class="diffs">{"".join(items)}</ol></details>'
+    listed = "".join(items)
+    return f'<details class="difflist" open><summary>differences</summary><ol class="diffs">{listed}</ol></details>'
 
 
 def _count_table(diff: Diff, op_rows: list[Row]) -> str:
     """The count table by label; a label that differs links to its first difference."""
     columns, table = count_table(diff)
     first: dict[str, str] = {}
-    for row in op_rows:
-        assert row.event is not None
-        first.setdefault(row.event.label, _row_id(row))
+    for op_row in op_rows:
+        assert op_row.event is not None
+        first.setdefault(op_row.event.label, _row_id(op_row))
     heads = "".join(f"<th>{name}</th>" for name in columns)
     lines = [f'<table class="counts"><caption>counts</caption><tr><th>label</th>{heads}</tr>']
     for row in table:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Final
 
 from ..text import counted, value_text
 from .assets import stylesheet
-from .cells import escape, side_cell
+from .cells import Painter, escape
 from .page import controls, head_height, lane_heads, lazy_rows, packed_rows, page, thread_legend
 from .sequence import place
 
@@ -24,6 +24,7 @@ FIRST_ROWS: Final = 1000
 def render_log_html(log: Log) -> str:
     """A log as one HTML page: its header facts and the sequence diagram of every event."""
     lanes, (steps,) = place(log)
+    cell = Painter().side_cell
     rules = ", ".join(one.name for one in log.rules.rules) or "none"
     name = f"{escape(log.path or '(in memory)')} ({counted(len(log), 'event')})"
     body = [
@@ -39,10 +40,10 @@ def render_log_html(log: Log) -> str:
         f'<div class="nav">{controls(0)}<div class="row heads"><span class="ix">#</span>'
         f'{lane_heads(lanes)}<span class="tx">event</span></div></div>'
     )
-    body.extend(f'<div class="row">{side_cell(step)}</div>' for step in steps[:FIRST_ROWS])
+    body.extend(f'<div class="row">{cell(step)}</div>' for step in steps[:FIRST_ROWS])
     rest = steps[FIRST_ROWS:]
     if rest:
-        chunks, _ = packed_rows(f'<div class="row">{side_cell(step)}</div>' for step in rest)
+        chunks, _ = packed_rows(f'<div class="row">{cell(step)}</div>' for step in rest)
         body.append(
             '<div class="lazy">'
             + lazy_rows(

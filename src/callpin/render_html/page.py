@@ -77,8 +77,9 @@ def controls(differences: int) -> str:
     stepping = ""
     if differences:
         stepping = (
-            '<span class="js-only"><button type="button" id="prev" title="previous difference (p or k)">◀ prev</button> '
-            f'<span id="position">– / {differences}</span> '
+            '<span class="js-only">'
+            '<button type="button" id="prev" title="previous difference (p or k)">◀ prev</button> '
+            f'<span id="position">? / {differences}</span> '
             '<button type="button" id="next" title="next difference (n or j)">next ▶</button></span>'
         )
     return f'<div class="bar-top">{stepping}<label for="list-view" class="switch">☰ list view</label></div>'

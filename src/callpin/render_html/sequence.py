@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from .. import codec
+from ..event import decode_event
+
 if TYPE_CHECKING:
     from ..event import Event
     from ..logfile import Log
@@ -21,9 +24,13 @@ class Step(NamedTuple):
     """One event placed in the diagram: the lanes its arrow joins and the open calls.
 
     `bars` holds, for each call of the event's thread still open at this event,
-    its lane and how many open calls below it share that lane.
+    its lane and how many open calls below it share that lane. `event` is the
+    decoded `frame` (equal frames share one Event, whose own index may be another
+    of their indices: `index` is this one's).
     """
 
+    index: int  # type: ignore[assignment]  # shadows tuple.index, as Event.index does
+    frame: bytes
     event: Event
     source: int
     target: int
@@ -39,20 +46,28 @@ def place(*logs: Log) -> tuple[dict[str, int], list[list[Step]]]:
     """The lanes (name → number) and, per log, the step of each of its events.
 
     Each log is read once; lanes are numbered as their modules first appear, the
-    first log's before the second's.
+    first log's before the second's. A frame that recurs (in one log, or in both
+    sides of a diff) is decoded once.
     """
     lanes = {CALLER: 0}
-    return lanes, [_steps(log, lanes) for log in logs]
+    decoded: dict[bytes, Event] = {}
+    return lanes, [_steps(log, lanes, decoded) for log in logs]
 
 
-def _steps(log: Log, lanes: dict[str, int]) -> list[Step]:
+def _steps(log: Log, lanes: dict[str, int], decoded: dict[bytes, Event]) -> list[Step]:
     # Per thread, the calls still open as (depth, lane), innermost last. Without
     # recorded outcomes a call stays open until its thread's next event at the
     # same depth or shallower.
     open_calls: dict[int, list[tuple[int, int]]] = {}
     steps: list[Step] = []
     append = steps.append
-    for event in log:
+    decoder = codec.Decoder(log.path)
+    # The bars of each distinct stack of open calls, worked out once.
+    known: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = {}
+    for index, frame in enumerate(log.frames):
+        event = decoded.get(frame)
+        if event is None:
+            event = decoded[frame] = decode_event(frame, index, decoder)
         stack = open_calls.setdefault(event.thread, [])
         depth = event.depth
         kind = event.kind
@@ -60,7 +75,7 @@ def _steps(log: Log, lanes: dict[str, int]) -> list[Step]:
             while stack and stack[-1][0] >= depth:
                 stack.pop()
             caller = stack[-1][1] if stack else 0
-            append(Step(event, caller, caller, _bars(stack)))
+            append(Step(index, frame, event, caller, caller, _bars(stack, known)))
             continue
         target = lanes.setdefault(module_of(event.label), len(lanes))
         if kind == "call":
@@ -68,23 +83,30 @@ def _steps(log: Log, lanes: dict[str, int]) -> list[Step]:
                 stack.pop()
             caller = stack[-1][1] if stack else 0
             stack.append((depth, target))
-            append(Step(event, caller, target, _bars(stack)))
+            append(Step(index, frame, event, caller, target, _bars(stack, known)))
             continue
         while stack and stack[-1][0] > depth:
             stack.pop()
         returning = bool(stack) and stack[-1][0] == depth
         below = stack[:-1] if returning else stack
         caller = below[-1][1] if below else 0
-        append(Step(event, target, caller, _bars(stack)))
+        append(Step(index, frame, event, target, caller, _bars(stack, known)))
         if returning:
             stack.pop()
     return steps
 
 
-def _bars(stack: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+def _bars(
+    stack: list[tuple[int, int]], known: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+) -> tuple[tuple[int, int], ...]:
     if not stack:
         return ()
+    key = tuple(stack)
+    found = known.get(key)
+    if found is not None:
+        return found
     placed: list[tuple[int, int]] = []
     for _, lane in stack:
         placed.append((lane, sum(1 for other, _ in placed if other == lane)))
-    return tuple(placed)
+    known[key] = tuple(placed)
+    return known[key]
