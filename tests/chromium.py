@@ -10,6 +10,7 @@ and benchmarks/bench_html.py; it installs nothing.
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import select
@@ -30,10 +31,19 @@ class BrowserError(RuntimeError):
     pass
 
 
+def _above(fd: int, lowest: int) -> int:
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, lowest)
+    os.close(fd)
+    return moved
+
+
 class Browser:
     def __init__(self, path: str, profile: str) -> None:
         to_browser_read, self._to_browser = os.pipe()
         self._from_browser, from_browser_write = os.pipe()
+        # The browser's ends move above fd 4 first, so that placing them at 3 and 4
+        # in the child never overwrites one with the other.
+        to_browser_read, from_browser_write = (_above(fd, 10) for fd in (to_browser_read, from_browser_write))
         flags = [
             "--headless",
             "--disable-gpu",
@@ -47,7 +57,7 @@ class Browser:
             "about:blank",
         ]
         self.process = subprocess.Popen(
-            ["sh", "-c", f'exec "$0" "$@" 3<&{to_browser_read} 4>&{from_browser_write}', path, *flags],
+            ["bash", "-c", f'exec "$0" "$@" 3<&{to_browser_read} 4>&{from_browser_write}', path, *flags],
             pass_fds=(to_browser_read, from_browser_write),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -109,8 +119,9 @@ class Browser:
 
     # -- a tab
 
-    def open(self, url: str, width: int, height: int) -> dict[str, float]:
-        """Load `url` in a new tab of that size; the seconds until DOMContentLoaded and load."""
+    def open(self, url: str, width: int, height: int, *, script: bool = True) -> dict[str, float]:
+        """Load `url` in a new tab of that size (with JavaScript off unless `script`);
+        the seconds until DOMContentLoaded and load."""
         target = self.call("Target.createTarget", {"url": "about:blank"}, page=False)["targetId"]
         attached = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, page=False)
         self.session = attached["sessionId"]
@@ -118,6 +129,8 @@ class Browser:
             "Emulation.setDeviceMetricsOverride",
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
         )
+        if not script:
+            self.call("Emulation.setScriptExecutionDisabled", {"value": True})
         self.call("Page.enable")
         self._events.clear()
         start = time.monotonic()

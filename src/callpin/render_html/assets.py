@@ -111,7 +111,9 @@ def stylesheet(lanes: int, *, sides: int, head_height: int) -> str:
         ".more{margin:.5em 1em;font:12px sans-serif}",
         # A drawn chunk off screen is neither laid out nor painted until scrolled to.
         f".chunk{{content-visibility:auto;contain-intrinsic-size:auto {CHUNK_HEIGHT}px}}",
-        ".counts{border-collapse:collapse;margin:.5em 0;font:13px monospace}",
+        # Many labels scroll inside their box, so the first difference stays near the top.
+        ".countbox{max-height:18em;overflow:auto}",
+        ".counts{border-collapse:collapse;margin:0 0 .5em;font:13px monospace}",
         ".counts caption{text-align:left;font:bold 14px sans-serif}",
         ".counts td,.counts th{padding:1px 1em 1px 0;text-align:left}",
         ".counts .differs{font-weight:bold}.counts .differs td:last-child::after{content:' ≠'}",

@@ -210,7 +210,7 @@ def _count_table(diff: Diff, op_rows: list[Row]) -> str:
         assert op_row.event is not None
         first.setdefault(op_row.event.label, _row_id(op_row))
     heads = "".join(f"<th>{name}</th>" for name in columns)
-    lines = [f'<table class="counts"><caption>counts</caption><tr><th>label</th>{heads}</tr>']
+    lines = [f'<div class="countbox"><table class="counts"><caption>counts</caption><tr><th>label</th>{heads}</tr>']
     for row in table:
         differs = ' class="differs"' if row.differs else ""
         cells = "".join("<td></td>" if cell is None else f"<td>{cell[0]} → {cell[1]}</td>" for cell in row.cells)
@@ -218,5 +218,5 @@ def _count_table(diff: Diff, op_rows: list[Row]) -> str:
         if row.label in first:
             label = f'<a href="#{first[row.label]}">{label}</a>'
         lines.append(f"<tr{differs}><td>{label}</td>{cells}</tr>")
-    lines.append("</table>")
+    lines.append("</table></div>")
     return "".join(lines)
