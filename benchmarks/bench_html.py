@@ -29,12 +29,25 @@ from callpin.normalize import DEFAULT_RULES
 from callpin.render_html import render_html, render_log_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from chromium import Browser, find_chromium  # noqa: E402
+from chromium import Browser, find_chromium
 
 SIZES = (50_000, 1_000_000)
 BROWSER_MAX = 50_000
 ROUNDS = 3
-EDITS = ("swap", "change", "insert", "delete", "change", "insert", "swap", "delete", "change", "insert", "delete", "change")
+EDITS = (
+    "swap",
+    "change",
+    "insert",
+    "delete",
+    "change",
+    "insert",
+    "swap",
+    "delete",
+    "change",
+    "insert",
+    "delete",
+    "change",
+)
 
 FIRST_DIFFERENCE = """(() => {
   const row = document.querySelector('.op');
