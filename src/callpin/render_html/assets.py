@@ -87,17 +87,19 @@ def stylesheet(lanes: int, *, sides: int, head_height: int) -> str:
         # The text column: the whole event, wrapped, indented by depth.
         ".tx{font:12px/17px ui-monospace,monospace;padding:2px .5em 2px calc(.5em + var(--d,0)*1.2em);"
         "white-space:pre-wrap;overflow-wrap:anywhere}",
-        ".k-call::before{content:'→ ';color:#718096}",
-        ".k-return{color:#4a5568}.k-return::before{content:'← ';color:#718096}",
-        f".k-raise{{color:{RAISE_COLOR};background:#fff5f5}}.k-raise::before{{content:'✕ ';font-weight:bold}}",
+        # A no-break space after each kind's glyph: the glyph never ends a line alone.
+        ".k-call::before{content:'→\\0000a0';color:#718096}",
+        ".k-return{color:#4a5568}.k-return::before{content:'←\\0000a0';color:#718096}",
+        f".k-raise{{color:{RAISE_COLOR};background:#fff5f5}}.k-raise::before{{content:'✕\\0000a0';font-weight:bold}}",
         ".k-raise .err{font-weight:bold}",
-        ".k-mark{font-style:italic}.k-mark::before{content:'◆ ';color:#718096;font-style:normal}",
+        ".k-mark{font-style:italic}.k-mark::before{content:'◆\\0000a0';color:#718096;font-style:normal}",
         ".dp{color:#718096}.long summary{cursor:pointer}.long em{color:#718096}",
         # Lane names stand upright above their lifelines, so any number of them fit.
         ".heads{background:#fff;align-items:end}.heads .tx{font:bold 12px sans-serif;align-self:end}",
         ".g.head{background:none;height:var(--hh)}",
         ".head .ln{bottom:2px;left:calc(var(--a)*var(--w));width:var(--w);writing-mode:vertical-rl;"
-        "transform:rotate(180deg);font:11px/var(--w) sans-serif;white-space:nowrap;text-align:left;"
+        "transform:rotate(180deg);font:min(11px,calc(var(--w) - 1px))/var(--w) sans-serif;white-space:nowrap;"
+        "text-align:left;"
         "overflow:hidden;max-height:calc(var(--hh) - 4px)}",
         ".tag{font:bold 11px/18px sans-serif;color:#fff;text-align:center;margin:2px 4px;"
         "border-radius:3px;text-decoration:none;align-self:start}",

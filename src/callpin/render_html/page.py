@@ -13,7 +13,7 @@ import base64
 import zlib
 from typing import TYPE_CHECKING, Final
 
-from .assets import SCRIPT
+from .assets import SCRIPT, lane_width
 from .cells import escape, thread_class
 
 if TYPE_CHECKING:
@@ -88,7 +88,9 @@ def controls(differences: int) -> str:
 def head_height(lanes: dict[str, int]) -> int:
     """The height in pixels of the lane names written upright: the longest one's."""
     longest = max((len(_lane_name(name)) for name in lanes), default=0)
-    return 7 * longest + 10
+    # About 0.62 em a character, in the font the stylesheet gives narrow lanes.
+    font = min(11, lane_width(len(lanes)) - 1)
+    return round(0.62 * font * longest) + 10
 
 
 def lane_heads(lanes: dict[str, int]) -> str:
