@@ -2,11 +2,13 @@
 
 `parse(text)` gives the root `Element`; `root.find_all(tag, cls=..., **attrs)` finds
 elements below it and `element.text()` joins their text with entities decoded, as a
-browser shows it.
+browser shows it; `packed_rows(block)` unpacks the rows a lazy block keeps compressed.
 """
 
 from __future__ import annotations
 
+import base64
+import zlib
 from collections.abc import Iterator
 from html.parser import HTMLParser
 
@@ -94,3 +96,12 @@ def stylesheet_rules(root: Element) -> dict[str, str]:
             if selector.strip():
                 rules[selector.strip()] = rules.get(selector.strip(), "") + declarations.strip() + ";"
     return rules
+
+
+def packed_rows(element: Element) -> Element:
+    """The rows a lazy block keeps packed (base64 of raw deflate), parsed as the page's script draws them."""
+    markup = "".join(
+        zlib.decompress(base64.b64decode(script.text()), -15).decode("utf-8")
+        for script in element.find_all("script", type="text/x-callpin-rows")
+    )
+    return parse(markup)

@@ -1,4 +1,4 @@
-"""The HTML report: page structure, the sequence diagram, op rows, escaping, folding and size."""
+"""The HTML report: page structure, the sequence diagram, op rows, navigation, escaping, folding and size."""
 
 from __future__ import annotations
 
@@ -12,15 +12,18 @@ from callpin.normalize import DEFAULT_RULES
 from callpin.render_diff import rows
 from callpin.render_html import (
     CALLER,
-    LABEL_CHARS,
-    LANE_WIDTH,
+    CHUNK_ROWS,
+    FIRST_ROWS,
+    INLINE_FOLD,
+    LONG_CHARS,
     OP_COLORS,
+    RAISE_COLOR,
     THREAD_COLORS,
-    TITLE_CHARS,
+    lane_width,
     render_html,
     render_log_html,
 )
-from html_dom import parse, stylesheet_rules
+from html_dom import packed_rows, parse, stylesheet_rules
 from sample_logs import call, frames_of, log_of, mark, raised, renewal, ret
 
 LOOKUP = call("accounts.lookup", "cust_1")
@@ -56,25 +59,38 @@ def op_rows(page: str, kind: str | None = None):
     ]
 
 
-def lane_names(element) -> list[str]:
-    return [group.find("text").text() for group in element.find("svg", cls="head").find_all("g")]
+def event_rows(root):
+    """The rows of a page that draw events (not the lane heads)."""
+    return [row for row in root.find("main").find_all("div", cls="row") if "heads" not in row.classes]
 
 
-def arrow_ends(svg) -> tuple[int, int]:
-    """The x where an event's arrow starts and where it ends."""
-    start, end = re.match(r"M(\d+) \d+H(\d+)", svg.find("path").attrs["d"]).groups()
-    return int(start), int(end)
+def lane_names(root) -> list[str]:
+    return [name.text() for name in root.find("span", cls="head").find_all("span", cls="ln")]
 
 
-def center(lane: int) -> int:
-    return lane * LANE_WIDTH + LANE_WIDTH // 2
+def style_vars(element) -> dict[str, int]:
+    return {name: int(value) for name, value in re.findall(r"--(\w+):(\d+)", element.attrs.get("style", ""))}
+
+
+def arrow(row) -> tuple[int, int]:
+    """The lanes an event's arrow runs from and to."""
+    drawn = row.find("i", cls="ar")
+    where = style_vars(drawn)
+    if "self" in drawn.classes:
+        return where["a"], where["a"]
+    low, high = where["a"], where["a"] + where["n"]
+    return (low, high) if "r" in drawn.classes else (high, low)
+
+
+def texts(root) -> list[str]:
+    return [row.find("span", cls="tx").text() for row in event_rows(root)]
 
 
 # ---------------------------------------------------------------------------
-# A diff: the page and its op rows.
+# A diff: the summary, the list of differences and the op rows.
 
 
-def test_a_diff_page_is_one_document_with_the_summary_and_the_count_table():
+def test_a_diff_page_opens_with_the_summary_and_the_count_table():
     page = render_html(known_diff())
     root = parse(page)
     assert page.startswith("<!DOCTYPE html>")
@@ -87,6 +103,33 @@ def test_a_diff_page_is_one_document_with_the_summary_and_the_count_table():
     assert ["notify.slack", "0 → 1"] == cells[[row[0] for row in cells].index("notify.slack")][:2]
     assert ["billing.charge_card", "1 → 1"] == cells[[row[0] for row in cells].index("billing.charge_card")][:2]
     assert [row.attrs.get("class") for row in table.find_all("tr")[1:] if "audit" in row.text()] == ["differs"]
+    # The summary and the table come before the first difference.
+    assert page.index('class="counts"') < page.index('class="row op')
+
+
+def test_each_count_in_the_summary_links_to_the_first_difference_of_its_kind():
+    root = parse(render_html(known_diff()))
+    links = {link.text(): link.attrs["href"] for link in root.find("p", cls="summary").find_all("a")}
+    assert links == {"2 moved": "#old-1", "1 missing": "#old-4", "1 extra": "#new-4", "1 changed": "#new-3"}
+    ids = {row.attrs["id"] for row in root.find_all("div", cls="op")}
+    assert {href[1:] for href in links.values()} <= ids
+
+
+def test_the_list_of_differences_links_to_every_op_row_in_reading_order():
+    root = parse(render_html(known_diff()))
+    listed = [link.attrs["href"][1:] for link in root.find("ol", cls="diffs").find_all("a")]
+    assert listed == [row.attrs["id"] for row in root.find_all("div", cls="op")]
+    first = root.find("ol", cls="diffs").find("li")
+    assert first.text() == "movedold #1 billing.charge_card"
+
+
+def test_a_label_that_differs_in_the_count_table_links_to_its_first_difference():
+    root = parse(render_html(known_diff()))
+    links = {link.text(): link.attrs["href"] for link in root.find("table", cls="counts").find_all("a")}
+    assert links["audit.log"] == "#old-4"
+    assert links["notify.slack"] == "#new-4"
+    assert links["billing.charge_card"] == "#old-1"
+    assert "accounts.lookup" not in links
 
 
 def test_each_op_of_a_diff_is_a_row_classed_by_its_kind_with_its_label_and_indices():
@@ -120,6 +163,11 @@ def test_every_op_row_has_a_unique_id_by_its_side_and_index():
     assert set(ids) == {"old-1", "old-2", "new-1", "new-2", "new-3", "old-4", "new-4"}
 
 
+def drawn_sides(row) -> list[bool]:
+    """Per side, whether the row draws an event there (its text cell is filled)."""
+    return [bool(cell.text()) for cell in row.children if not isinstance(cell, str) and "tx" in cell.classes]
+
+
 def test_a_moved_event_is_shown_at_both_places_and_each_links_to_the_other():
     page = render_html(known_diff())
     by_id = {row.attrs["id"]: row for row in op_rows(page, "moved")}
@@ -128,19 +176,17 @@ def test_a_moved_event_is_shown_at_both_places_and_each_links_to_the_other():
     assert by_id["old-2"].find("a", cls="tag").attrs["href"] == "#new-1"
     assert by_id["new-1"].find("a", cls="tag").attrs["href"] == "#old-2"
     # Each place draws the event on its own side only.
-    assert len(by_id["old-1"].find_all("svg", cls="seq")) == 1
-    assert len(by_id["new-2"].find_all("svg", cls="seq")) == 1
+    assert drawn_sides(by_id["old-1"]) == [True, False]
+    assert drawn_sides(by_id["new-2"]) == [False, True]
 
 
 def test_each_side_reads_in_its_own_log_order():
-    page = render_html(known_diff(), context=10)
-    root = parse(page)
+    root = parse(render_html(known_diff(), context=10))
     old_side, new_side = [], []
-    for row in root.find("main").find_all("div", cls="row")[1:]:
+    for row in event_rows(root):
         cells = [child for child in row.children if not isinstance(child, str)]
-        index_cells = [cell for cell in cells if "ix" in cell.classes]
-        old_ix, new_ix = (cell.text().split(" ")[0] for cell in index_cells)
-        drawn = [cell.tag == "svg" for cell in cells if "seq" in cell.classes]
+        old_ix, new_ix = (cell.text().split(" ")[0] for cell in cells if "ix" in cell.classes)
+        drawn = drawn_sides(row)
         if drawn[0]:
             old_side.append(int(old_ix))
         if drawn[1]:
@@ -149,20 +195,23 @@ def test_each_side_reads_in_its_own_log_order():
     assert new_side == [0, 1, 2, 3, 4, 5]
 
 
-def test_a_changed_row_lists_each_field_change():
+def test_a_changed_row_lists_each_field_change_as_path_old_new():
     (row,) = op_rows(render_html(known_diff()), "changed")
-    assert [item.text() for item in row.find("ul", cls="fields").find_all("li")] == ["args[1]: 1500 → 0"]
+    (item,) = row.find("ul", cls="fields").find_all("li")
+    assert item.text() == "args[1]: 1500 → 0"
+    assert (item.find("span", cls="fp").text(), item.find("del").text(), item.find("ins").text()) == (
+        "args[1]",
+        "1500",
+        "0",
+    )
 
 
 def test_missing_and_extra_rows_draw_only_the_side_they_are_on():
     page = render_html(known_diff())
     (missing,) = op_rows(page, "missing")
     (extra,) = op_rows(page, "extra")
-    assert [cell.tag for cell in missing.children if not isinstance(cell, str) and "seq" in cell.classes] == [
-        "svg",
-        "i",
-    ]
-    assert [cell.tag for cell in extra.children if not isinstance(cell, str) and "seq" in cell.classes] == ["i", "svg"]
+    assert drawn_sides(missing) == [True, False]
+    assert drawn_sides(extra) == [False, True]
 
 
 def test_each_op_kind_has_its_own_colour_in_the_stylesheet():
@@ -185,87 +234,160 @@ def test_an_identical_diff_is_one_folded_run_of_equal_events():
     same = diff(log_of(*renewal()), log_of(*renewal()))
     root = parse(render_html(same))
     assert root.find("p", cls="summary").text() == "identical: 4 events"
-    (folded,) = root.find_all("details")
-    assert folded.find("summary").text() == "4 equal events"
+    (folded,) = root.find_all("details", cls="skip")
+    assert folded.find("summary").text() == "4 equal events (new #0 to #3)"
     assert len(folded.find_all("div", cls="eq")) == 4
     assert not root.find_all(cls="op")
+    assert not root.find_all("ol", cls="diffs")
+
+
+# ---------------------------------------------------------------------------
+# Navigation: controls, keys and the list view (the script is tested in a browser).
+
+
+def test_the_page_has_previous_and_next_controls_and_a_list_view_switch():
+    root = parse(render_html(known_diff()))
+    nav = root.find("div", cls="nav")
+    assert nav.find("button", id="prev").attrs["title"] == "previous difference (p or k)"
+    assert nav.find("button", id="next").attrs["title"] == "next difference (n or j)"
+    assert nav.find("span", id="position").text() == "? / 7"
+    assert nav.find("label", cls="switch").attrs["for"] == "list-view"
+    assert root.find("input", id="list-view").attrs["type"] == "checkbox"
+    # The switch works without the script: the stylesheet reads the checkbox.
+    rules = stylesheet_rules(root)
+    assert "visibility:hidden" in rules["#list-view:checked~main .g"]
+    assert "white-space:nowrap" in rules["#list-view:checked~main .tx"]
+
+
+def test_the_lane_heads_and_controls_stay_on_screen_while_scrolling():
+    rules = stylesheet_rules(parse(render_html(known_diff())))
+    assert "position:sticky" in rules[".nav"]
+    assert "top:0" in rules[".nav"]
+
+
+def test_the_page_script_is_one_constant_with_no_handler_built_from_data():
+    old, new = hostile_diff()
+    pages = [render_html(known_diff()), render_html(diff(old, new)), render_log_html(new)]
+    scripts = [
+        [script.text() for script in parse(page).find_all("script") if "type" not in script.attrs] for page in pages
+    ]
+    assert all(len(found) == 1 for found in scripts)
+    assert scripts[0] == scripts[1] == scripts[2]
+    for page in pages:
+        assert not re.search(r"<[^>]*\son\w+\s*=", page, re.IGNORECASE)
+        assert "javascript:" not in page.lower()
 
 
 # ---------------------------------------------------------------------------
 # Folding equal runs.
 
 
-def test_equal_runs_beyond_the_context_fold_into_details_that_hold_their_events():
+def test_short_equal_runs_fold_into_details_that_hold_their_events():
     steps = [call("svc.step", k) for k in range(40)]
     changed = list(steps)
     changed[20] = call("svc.step", "twenty")
     root = parse(render_html(diff(log_of(*steps), log_of(*changed)), context=2))
     folded = root.find_all("details", cls="skip")
     assert [item.find("summary").text() for item in folded] == [
-        "18 equal events",
-        "17 equal events",
+        "18 equal events (new #0 to #17)",
+        "17 equal events (new #23 to #39)",
     ]
     assert len(folded[0].find_all("div", cls="eq")) == 18
     first_indices = [row.find("span", cls="ix").text() for row in folded[0].find_all("div", cls="eq")]
     assert first_indices == [str(k) for k in range(18)]
     assert "open" not in folded[0].attrs
     shown = [row for row in root.find("main").find_all("div", cls="row") if row.parent.tag == "main"]
-    assert len(shown) == 1 + 2 + 1 + 2  # lane heads, context, the change, context
+    assert len(shown) == 2 + 1 + 2  # context, the change, context
+
+
+def test_a_long_equal_run_is_packed_whole_and_drawn_only_when_opened():
+    steps = [call("svc.step", k) for k in range(3 * CHUNK_ROWS)]
+    changed = [*steps[:-1], call("svc.step", "last")]
+    root = parse(render_html(diff(log_of(*steps), log_of(*changed)), context=3))
+    (folded,) = root.find_all("details", cls="skip")
+    assert "lazy" in folded.classes
+    hidden = len(steps) - 4
+    assert folded.find("summary").text() == f"{hidden} equal events (new #0 to #{hidden - 1})"
+    assert not folded.find_all("div", cls="eq")  # nothing drawn before it is opened
+    chunks = folded.find_all("script", type="text/x-callpin-rows")
+    assert len(chunks) == -(-hidden // CHUNK_ROWS)
+    unpacked = packed_rows(folded).find_all("div", cls="eq")
+    assert [row.find("span", cls="ix").text() for row in unpacked] == [str(k) for k in range(hidden)]
+    assert unpacked[5].find("span", cls="tx").text() == "svc.step(5)"
+    assert "script" in folded.find("noscript").text()
+
+
+def test_a_fold_of_up_to_inline_fold_events_is_written_out():
+    steps = [call("svc.step", k) for k in range(INLINE_FOLD + 4)]
+    changed = [*steps[:-1], call("svc.step", "last")]
+    (folded,) = parse(render_html(diff(log_of(*steps), log_of(*changed)))).find_all("details", cls="skip")
+    assert "lazy" not in folded.classes
+    assert len(folded.find_all("div", cls="eq")) == INLINE_FOLD
 
 
 def test_one_folded_event_is_named_in_the_singular():
     steps = [call("svc.step", k) for k in range(5)]
     root = parse(render_html(diff(log_of(*steps), log_of(*steps[:4], call("svc.other"))), context=3))
-    assert root.find("details").find("summary").text() == "1 equal event"
+    assert root.find("details", cls="skip").find("summary").text() == "1 equal event (new #0)"
 
 
 # ---------------------------------------------------------------------------
-# The sequence diagram.
+# The sequence diagram and each event's text.
 
 
 def test_there_is_a_lifeline_for_the_caller_and_each_collaborator_module():
     root = parse(render_log_html(log_of(LOOKUP, CHARGE, RECEIPT, call("pkg.mod.Class.method"), DONE)))
-    assert lane_names(root.find("div", cls="heads")) == [
-        CALLER,
-        "accounts",
-        "billing",
-        "pkg.mod.Class",
-    ]
+    assert lane_names(root) == [CALLER, "accounts", "billing", "pkg.mod.Class"]
+    assert [style_vars(name)["a"] for name in root.find("span", cls="head").find_all("span", cls="ln")] == [0, 1, 2, 3]
 
 
 def test_a_call_arrow_runs_from_the_caller_lifeline_to_its_module_in_order():
     root = parse(render_log_html(log_of(LOOKUP, CHARGE, RECEIPT)))
-    drawings = root.find("main").find_all("svg", cls="seq")[1:]
-    assert [arrow_ends(svg) for svg in drawings] == [
-        (center(0), center(1)),
-        (center(0), center(2)),
-        (center(0), center(2)),
-    ]
-    assert [svg.find("text").text() for svg in drawings] == [
-        "lookup('cust_1')",
-        "charge_card('card_A', amount=1500, currency='us…",
-        "send_receipt('card_A', 'renewed')",
+    assert [arrow(row) for row in event_rows(root)] == [(0, 1), (0, 2), (0, 2)]
+    assert texts(root) == [
+        "accounts.lookup('cust_1')",
+        "billing.charge_card('card_A', amount=1500, currency='usd')",
+        "billing.send_receipt('card_A', 'renewed')",
     ]
 
 
-def test_a_long_call_is_shortened_on_its_arrow_and_whole_in_its_tooltip():
-    argument = "x" * 3 * LABEL_CHARS
+def test_the_text_of_an_event_sits_in_its_own_column_beside_the_diagram():
+    root = parse(render_log_html(log_of(LOOKUP, CHARGE)))
+    for row in event_rows(root):
+        cells = [child for child in row.children if not isinstance(child, str)]
+        assert [cell.classes[0] for cell in cells] == ["ix", "g", "tx"]
+        assert not cells[1].text()  # the diagram holds no text
+    rules = stylesheet_rules(root)
+    assert "white-space:pre-wrap" in rules[".tx"] and "overflow-wrap:anywhere" in rules[".tx"]
+
+
+def test_a_long_call_is_written_whole_and_wraps():
+    argument = "x" * (LONG_CHARS // 2)
     root = parse(render_log_html(log_of(call("svc.f", argument))))
-    svg = root.find("main").find_all("svg", cls="seq")[1]
-    label = svg.find("text").text()
-    assert len(label) == LABEL_CHARS
-    assert label.endswith("…")
-    assert svg.find("title").text() == f"#0 svc.f('{argument}')"
+    assert texts(root) == [f"svc.f('{argument}')"]
 
 
-def test_a_tooltip_is_bounded():
-    root = parse(render_log_html(log_of(call("svc.f", "y" * 10 * TITLE_CHARS))))
-    title = root.find("main").find_all("svg", cls="seq")[1].find("title").text()
-    assert len(title) == TITLE_CHARS
-    assert title.endswith("…")
+def test_a_very_long_call_opens_in_place_with_its_whole_text():
+    argument = "y" * 3 * LONG_CHARS
+    root = parse(render_log_html(log_of(call("svc.f", argument))))
+    (row,) = event_rows(root)
+    folded = row.find("details", cls="long")
+    assert folded.find("summary").text().endswith(f"… ({len(argument) + 9:,} characters)")
+    body = "".join(child if isinstance(child, str) else child.text() for child in folded.children[1:])
+    assert body == f"svc.f('{argument}')"
 
 
-def test_a_nested_call_runs_from_the_lane_of_the_call_it_is_inside():
+def test_lanes_narrow_so_that_any_number_of_collaborators_fit():
+    assert lane_width(2) == 24
+    assert lane_width(8) == 22
+    assert lane_width(40) == 8
+    many = log_of(*(call(f"mod{k}.f") for k in range(30)))
+    root = parse(render_log_html(many))
+    assert len(lane_names(root)) == 31
+    assert "--w:8px" in root.find("style").text()
+
+
+def test_a_nested_call_runs_from_the_lane_of_the_call_it_is_inside_and_is_indented():
     log = log_of(
         call("billing.charge_card", "card_A"),
         call("vault.token", "card_A", depth=1),
@@ -274,20 +396,16 @@ def test_a_nested_call_runs_from_the_lane_of_the_call_it_is_inside():
         call("mail.send", "a"),
     )
     root = parse(render_log_html(log))
-    drawings = root.find("main").find_all("svg", cls="seq")[1:]
-    caller, billing, vault, mail = (center(lane) for lane in range(4))
-    ends = [arrow_ends(svg) for svg in drawings]
-    assert ends[0] == (caller, billing)
-    assert ends[1][0] in range(billing, billing + 8) and ends[1][1] == vault
-    assert ends[2][0] == vault and ends[2][1] in range(billing, billing + 8)
-    assert ends[3] == (billing, caller)
-    assert ends[4] == (caller, mail)
+    shown = event_rows(root)
+    assert [arrow(row) for row in shown] == [(0, 1), (1, 2), (2, 1), (1, 0), (0, 3)]
     # Activation bars: the charge stays open over the nested call and its return.
-    assert [len(svg.find_all("rect", cls="bar")) for svg in drawings] == [1, 2, 2, 1, 1]
-    assert [svg.find("title").text() for svg in drawings][1] == "#1 vault.token('card_A') (depth 1)"
+    assert [len(row.find_all("b", cls="bar")) for row in shown] == [1, 2, 2, 1, 1]
+    assert [style_vars(row.find("span", cls="tx")).get("d", 0) for row in shown] == [0, 1, 1, 0, 0]
+    assert texts(root)[1] == "vault.token('card_A')"
+    assert "var(--d,0)" in stylesheet_rules(root)[".tx"]
 
 
-def test_returns_and_raises_are_dashed_arrows_back_and_marks_sit_on_the_caller():
+def test_returns_raises_and_marks_each_have_their_own_form():
     log = log_of(
         call("svc.f"),
         ret("svc.f", 3),
@@ -295,33 +413,38 @@ def test_returns_and_raises_are_dashed_arrows_back_and_marks_sit_on_the_caller()
         raised("svc.g", "ValueError", "bad"),
         mark("done", 1),
     )
-    drawings = parse(render_log_html(log)).find("main").find_all("svg", cls="seq")[1:]
-    assert [svg.find("path").attrs["class"] for svg in drawings] == [
-        "call",
-        "ret",
-        "call",
-        "raise",
-        "mk",
+    root = parse(render_log_html(log))
+    shown = event_rows(root)
+    assert [row.find("span", cls="tx").classes[1] for row in shown] == [
+        "k-call",
+        "k-return",
+        "k-call",
+        "k-raise",
+        "k-mark",
     ]
-    assert [svg.find("text").text() for svg in drawings] == [
-        "f()",
-        "f → 3",
-        "g()",
-        "g !! ValueError: bad",
-        "mark done = 1",
+    assert [row.find("i").classes[:2] for row in shown] == [
+        ["ar", "call"],
+        ["ar", "ret"],
+        ["ar", "call"],
+        ["ar", "raise"],
+        ["mk"],
     ]
-    assert drawings[4].find("path").attrs["d"].startswith(f"M{center(0)} ")
-    rules = stylesheet_rules(parse(render_log_html(log)))
-    assert "stroke-dasharray" in rules[".seq .ret"] and "stroke-dasharray" in rules[".seq .raise"]
+    assert texts(root) == ["svc.f()", "svc.f → 3", "svc.g()", "svc.g !! ValueError: bad", "mark done = 1"]
+    assert shown[3].find("span", cls="err").text() == " !! ValueError: bad"
+    assert style_vars(shown[4].find("i", cls="mk")) == {"a": 0}
+    rules = stylesheet_rules(root)
+    assert "dashed" in rules[".ar.ret"] and "dashed" in rules[".ar.raise"]
+    assert RAISE_COLOR in rules[".k-raise"] and RAISE_COLOR in rules[".ar.raise"]
+    assert "✕" in rules[".ar.raise::before"]
+    assert not set(OP_COLORS.values()) & {RAISE_COLOR}
 
 
 def test_threads_are_told_apart_by_colour_and_tag():
     log = log_of(call("svc.f"), call("svc.g", thread=2), call("svc.h", thread=3))
     root = parse(render_log_html(log))
-    drawings = root.find("main").find_all("svg", cls="seq")[1:]
-    assert [svg.classes[1] for svg in drawings] == ["t1", "t2", "t3"]
-    tags = [row.find("span", cls="ix").text() for row in root.find("main").find_all("div", cls="row")[1:]]
-    assert tags == ["0", "1 t2", "2 t3"]
+    shown = event_rows(root)
+    assert [row.find("span", cls="g").classes[1] for row in shown] == ["t1", "t2", "t3"]
+    assert [row.find("span", cls="ix").text() for row in shown] == ["0", "1 t2", "2 t3"]
     assert root.find("p", cls="threads").text() == "threads: t1 t2 t3"
     rules = stylesheet_rules(root)
     assert f"--t:{THREAD_COLORS[1]}" in rules[".t2"]
@@ -340,8 +463,18 @@ def test_a_log_page_names_the_log_and_draws_every_event():
     facts = root.find("p", cls="sides").text()
     assert facts == f"renew.cpin (4 events) · fingerprint {log.fingerprint} · rules: uuid, timestamp, address"
     assert root.find("p", cls="meta").text() == "meta: {'scenario': 'renew'}"
-    rows_shown = root.find("main").find_all("div", cls="row")[1:]
-    assert [row.find("span", cls="ix").text() for row in rows_shown] == ["0", "1", "2", "3"]
+    assert [row.find("span", cls="ix").text() for row in event_rows(root)] == ["0", "1", "2", "3"]
+    assert not root.find_all(cls="lazy")
+
+
+def test_a_long_log_page_writes_its_first_rows_and_packs_the_rest():
+    count = FIRST_ROWS + CHUNK_ROWS + 7
+    root = parse(render_log_html(log_of(*(call("svc.step", k) for k in range(count)))))
+    assert len(event_rows(root)) == FIRST_ROWS
+    (rest,) = root.find_all("div", cls="lazy")
+    assert len(rest.find_all("script", type="text/x-callpin-rows")) == 2
+    unpacked = packed_rows(rest).find_all("div", cls="row")
+    assert [row.find("span", cls="ix").text() for row in unpacked] == [str(k) for k in range(FIRST_ROWS, count)]
 
 
 def test_the_same_input_gives_the_same_page():
@@ -382,7 +515,8 @@ def test_no_markup_from_a_log_reaches_the_page(page):
         "old log": lambda: render_log_html(old),
         "new log": lambda: render_log_html(new),
     }[page]()
-    assert "<script" not in text.lower()
+    assert "<script>alert" not in text.lower()
+    assert "<script>x" not in text.lower()
     assert "<b>" not in text
     assert "&lt;/svg&gt;&lt;/div&gt;" in text
     assert len(parse(text).find_all("html")) == 1
@@ -393,12 +527,12 @@ def test_escaped_text_reads_back_as_the_original():
     root = parse(render_html(diff(old, new), context=5))
     labels = {row.attrs["data-label"] for row in root.find_all(cls="op")}
     assert labels == {"svc.<b>old&</b>", 'svc."q"&<script>x</script>', "svc.f", "m"}
-    titles = [title.text() for title in root.find("main").find_all("title")]
-    assert f"#0 svc.<b>old&</b>({HOSTILE!r})" in titles
-    assert f"#1 svc.f !! ValueError: {HOSTILE}" in titles
+    shown = [cell.text() for cell in root.find("main").find_all("span", cls="tx")]
+    assert f"svc.<b>old&</b>({HOSTILE!r})" in shown
+    assert f"svc.f !! ValueError: {HOSTILE}" in shown
     assert root.find("title").text() == "callpin diff: <script>old.cpin → new&<script>.cpin"
     assert "<script>old.cpin" in root.find("p", cls="sides").text()
-    changed = root.find(cls="op-changed")
+    changed = root.find("div", cls="op-changed")
     assert changed.find("li").text() == f"value: {HOSTILE!r} → {HOSTILE + '!'!r}"
     log_root = parse(render_log_html(new))
     assert log_root.find("p", cls="meta").text() == f"meta: {{'note': {HOSTILE!r}}}"
@@ -435,7 +569,8 @@ def test_a_5000_event_log_page_stays_under_5_mb(big_logs):
     page = render_log_html(old)
     assert len(old) == 5000
     assert len(page.encode()) < 5 * 1024 * 1024
-    assert len(parse(page).find("main").find_all("div", cls="row")) == 5001
+    root = parse(page)
+    assert len(event_rows(root)) + len(packed_rows(root.find("div", cls="lazy")).find_all("div", cls="row")) == 5000
 
 
 def test_a_5000_event_diff_page_stays_under_5_mb_and_folds_its_equal_runs(big_logs):
@@ -445,8 +580,8 @@ def test_a_5000_event_diff_page_stays_under_5_mb_and_folds_its_equal_runs(big_lo
     root = parse(page)
     folded = root.find_all("details", cls="skip")
     assert len(folded) == 4
-    hidden = sum(int(item.find("summary").text().split()[0]) for item in folded)
-    assert hidden == sum(len(item.find_all("div", cls="eq")) for item in folded)
+    hidden = sum(int(item.find("summary").text().split()[0].replace(",", "")) for item in folded)
+    assert hidden == sum(len(packed_rows(item).find_all("div", cls="eq")) for item in folded)
     assert hidden > 4900
 
 
@@ -455,9 +590,12 @@ def test_a_page_needs_nothing_from_outside(page, big_logs):
     old, new = big_logs
     text = render_html(diff(old, new)) if page == "diff" else render_log_html(old)
     lowered = text.lower()
-    for needle in ("http://", "https://", "<link", "<script", "src=", "@import", "url(", "<iframe"):
+    for needle in ("http://", "https://", "<link", "src=", "@import", "url(", "<iframe"):
         assert needle not in lowered
     assert lowered.count("<style>") == 1
+    root = parse(text)
+    scripts = root.find_all("script")
+    assert [script.attrs for script in scripts if script.attrs.get("type") != "text/x-callpin-rows"] == [{}]
 
 
 # ---------------------------------------------------------------------------

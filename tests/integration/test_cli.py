@@ -249,8 +249,8 @@ def test_diff_context_applies_to_the_html_report(tmp_path):
     new = write(tmp_path / "new.cpin", *steps[:10], call("svc.other"), *steps[11:])
     wide = run("diff", "--format", "html", "--context", "5", old, new).stdout
     narrow = run("diff", "--format", "html", "--context", "1", old, new).stdout
-    assert "<summary>5 equal events</summary>" in wide
-    assert "<summary>9 equal events</summary>" in narrow
+    assert "<summary>5 equal events (new #0 to #4)</summary>" in wide
+    assert "<summary>9 equal events (new #0 to #8)</summary>" in narrow
 
 
 def test_diff_html_has_no_stat_form(logs):

@@ -1,145 +1,384 @@
-"""The HTML report in a real browser: headless Chromium loads a known diff's page,
-dumps its DOM and takes a screenshot; each op is checked in the DOM and in the pixels.
+"""The HTML report in a real browser: headless Chromium loads report pages at 1,280 px,
+and each is checked in the DOM as laid out (full text visible, nothing under a
+lifeline, the raise's own form, both sides on screen), by keyboard, and in pixels.
 
 Chromium is Debian's `chromium` package, found (or installed) by `make browser`, a step
 of `make test`; a test never installs anything. Without it the tests skip and say why.
+It is driven over the DevTools pipe by tests/chromium.py. No test here times anything:
+the load times are measured by benchmarks/bench_html.py.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import json
 import struct
-import subprocess
 import zlib
 from collections import Counter
 
 import pytest
 from click.testing import CliRunner
 
+from callpin import diff, load
 from callpin.cli import cli
-from callpin.render_html import OP_COLORS, OP_TINTS
-from html_dom import parse, stylesheet_rules
-from sample_logs import call, mark, ret, write
+from callpin.event import render_event
+from callpin.render_html import LONG_CHARS, OP_COLORS, OP_TINTS, RAISE_COLOR, render_html
+from chromium import Browser, find_chromium
+from sample_logs import call, mark, raised, ret, write
 
-BROWSER_TIMEOUT = 120
-WINDOW = (2400, 640)
+WIDTH, HEIGHT = 1280, 720
 
-# The renewals swap (the receipt before the charge), a changed amount, an extra
-# call on a second thread and a missing one; the look-up nests a cache call.
-LOOKUP = [
+# The demo's drift: the unsafe refactor sends the receipt before the charge.
+DEMO_CHARGE = call("billing.charge_card", "card_A", 1500, "usd", idempotency_key="renewal-42-<uuid:1>")
+DEMO_RECEIPT = call(
+    "billing.send_receipt", "ada@example.com", 1500, "usd", reference="renewal-42-<uuid:1>", renewed_at="<ts:1>"
+)
+DEMO_DONE = mark("returned", {"case": 42, "status": "renewed", "amount": 1500, "charged": True})
+DEMO = ([DEMO_CHARGE, DEMO_RECEIPT, DEMO_DONE], [DEMO_RECEIPT, DEMO_CHARGE, DEMO_DONE])
+
+# Nested calls three deep, a raise inside them, and an argument long enough to fold.
+LETTER = "Dear customer, " + "your subscription was renewed. " * (LONG_CHARS // 20)
+NESTED_OLD = [
     call("accounts.lookup", "cust_1"),
     call("cache.get", "cust_1", depth=1),
+    call("cache.backend.fetch", "cust_1", timeout=2.5, depth=2),
+    ret("cache.backend.fetch", None, depth=2),
+    ret("cache.get", None, depth=1),
     ret("accounts.lookup", {"card": "card_A"}),
-]
-CHARGE = call("billing.charge_card", "card_A", amount=1500, currency="usd")
-RECEIPT = call("billing.send_receipt", "card_A", "renewed")
-OLD = [
-    *LOOKUP,
-    CHARGE,
-    RECEIPT,
-    call("ledger.record", "renewal", 1500),
-    call("audit.log", "renew"),
+    call("billing.charge_card", "card_A", amount=1500, currency="usd"),
+    call("vault.token", "card_A", depth=1),
+    ret("vault.token", "tok_1", depth=1),
+    ret("billing.charge_card", {"ok": True}),
+    call("mail.send_receipt", "ada@example.com", LETTER),
     mark("returned", {"ok": True}),
 ]
-NEW = [
-    *LOOKUP,
-    RECEIPT,
-    CHARGE,
-    call("ledger.record", "renewal", 0),
-    call("notify.slack", "renewed", thread=2),
-    mark("returned", {"ok": True}),
+NESTED_NEW = [
+    *NESTED_OLD[:7],
+    call("vault.token", "card_A", depth=1),
+    raised("vault.token", "vault.Locked", "card_A is locked for 24 hours", depth=1),
+    raised("billing.charge_card", "billing.Declined", "amount 1500 over the daily limit of 1000 for card_A"),
+    mark("returned", {"ok": False}),
 ]
-KNOWN_OPS = {
-    ("moved", "billing.send_receipt"),
-    ("moved", "billing.charge_card"),
-    ("changed", "ledger.record"),
-    ("missing", "audit.log"),
-    ("extra", "notify.slack"),
-}
+
+# Seven collaborators, each called with a long argument list.
+MODULES = ["accounts", "billing", "ledger", "mail", "audit", "notify", "vault"]
+WIDE_OLD = [
+    call(f"{module}.operation_{k}", f"customer-{k}@example.com", k * 1500, reference=f"renewal-{k}-{module}")
+    for k in range(6)
+    for module in MODULES
+]
+WIDE_NEW = list(WIDE_OLD)
+WIDE_NEW[10], WIDE_NEW[11] = WIDE_NEW[11], WIDE_NEW[10]
+WIDE_NEW[20] = call("vault.operation_2", "customer-2@example.com", 0, reference="renewal-2-vault")
+del WIDE_NEW[30]
+WIDE_NEW.insert(35, call("notify.operation_9", "renewed", channel="#billing"))
 
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
     """The path of headless Chromium: `make browser` (part of `make test`) finds or installs it."""
-    path = os.environ.get("CALLPIN_CHROMIUM") or shutil.which("chromium")
+    path = find_chromium()
     if path is None:
         pytest.skip("headless Chromium is needed: `make browser` installs Debian's chromium package")
     return path
 
 
 @pytest.fixture(scope="module")
-def report(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """The known diff's page written by the CLI, its DOM as Chromium built it, and a screenshot."""
+def browser(chromium: str, tmp_path_factory: pytest.TempPathFactory):
+    with Browser(chromium, str(tmp_path_factory.mktemp("chromium-profile"))) as driven:
+        yield driven
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """Each report written by the CLI: the demo's drift, the nested and raising diff, the wide diff."""
     folder = tmp_path_factory.mktemp("html-report")
-    old, new = write(folder / "old.cpin", *OLD), write(folder / "new.cpin", *NEW)
-    page = folder / "report.html"
-    result = CliRunner().invoke(cli, ["diff", old, new, "--format", "html", "-o", str(page)])
-    assert result.exit_code == 1, result.output
-    screenshot = folder / "report.png"
-    browser = [
-        chromium,
-        "--headless",
-        "--disable-gpu",
-        "--no-sandbox",
-        "--no-first-run",
-        "--hide-scrollbars",
-        "--force-color-profile=srgb",
-        "--force-device-scale-factor=1",
-        f"--user-data-dir={folder / 'profile'}",
-    ]
-    dom = subprocess.run(
-        [*browser, "--dump-dom", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=BROWSER_TIMEOUT,
-        check=True,
-    ).stdout
-    subprocess.run(
-        [
-            *browser,
-            f"--screenshot={screenshot}",
-            f"--window-size={WINDOW[0]},{WINDOW[1]}",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        timeout=BROWSER_TIMEOUT,
-        check=True,
+    written = {}
+    for name, (old_events, new_events) in {
+        "demo": DEMO,
+        "nested": (NESTED_OLD, NESTED_NEW),
+        "wide": (WIDE_OLD, WIDE_NEW),
+    }.items():
+        old = write(folder / f"{name}-old.cpin", *old_events)
+        new = write(folder / f"{name}-new.cpin", *new_events)
+        page = folder / f"{name}.html"
+        result = CliRunner().invoke(cli, ["diff", old, new, "--format", "html", "-o", str(page)])
+        assert result.exit_code == 1, result.output
+        written[name] = {"page": page, "old": old, "new": new}
+    return written
+
+
+def expected_texts(*paths: str) -> set[str]:
+    """Every event's whole text, as the report writes it (no thread tag, no indentation)."""
+    return {render_event(event._replace(thread=1, depth=0)) for path in paths for event in load(path)}
+
+
+# A report of the laid-out page: every text cell's visible text (each folded long
+# text opened once first), whether any is clipped, and any text box that meets a
+# lifeline or an arrow of its row.
+LAYOUT = """(() => {
+  document.querySelectorAll('main details').forEach(d => { d.open = true; });
+  const w = parseFloat(getComputedStyle(document.documentElement).getPropertyValue('--w'));
+  const out = {texts: [], clipped: [], overlaps: [], offscreen: [], sides: []};
+  for (const row of document.querySelectorAll('main .row:not(.heads)')) {
+    const lines = [], arrows = [];
+    for (const g of row.querySelectorAll(':scope > .g')) {
+      const box = g.getBoundingClientRect();
+      for (let x = box.left + w / 2; x < box.right; x += w) lines.push([x, box.top, box.bottom]);
+      for (const a of g.querySelectorAll('.ar')) arrows.push(a.getBoundingClientRect());
+    }
+    for (const tx of row.querySelectorAll(':scope > .tx')) {
+      const text = tx.innerText;
+      if (!text.trim()) continue;
+      out.texts.push(text);
+      const box = tx.getBoundingClientRect();
+      if (tx.scrollWidth > tx.clientWidth + 1 || tx.scrollHeight > tx.clientHeight + 1) out.clipped.push(text);
+      if (box.right > innerWidth + 0.5 || box.width < 1) out.offscreen.push(text);
+      for (const [x, top, bottom] of lines)
+        if (x > box.left && x < box.right && bottom > box.top && top < box.bottom)
+          out.overlaps.push(['lifeline', text]);
+      for (const a of arrows)
+        if (a.right > box.left && a.left < box.right && a.bottom >= box.top && a.top <= box.bottom)
+          out.overlaps.push(['arrow', text]);
+    }
+  }
+  for (const head of document.querySelectorAll('.heads > .tx')) {
+    const box = head.getBoundingClientRect();
+    out.sides.push([box.left, box.right]);
+  }
+  return out;
+})()"""
+
+
+def open_page(browser: Browser, page, *, script: bool = True) -> None:
+    browser.open(page.as_uri(), WIDTH, HEIGHT, script=script)
+
+
+@pytest.mark.parametrize("name", ["demo", "nested", "wide"])
+def test_every_event_is_visible_in_full_and_no_text_meets_a_lifeline_or_an_arrow(browser, pages, name, tmp_path):
+    written = pages[name]
+    open_page(browser, written["page"])
+    browser.screenshot(tmp_path / f"{name}.png")
+    layout = browser.evaluate(LAYOUT)
+    shown = layout["texts"]
+    for text in expected_texts(written["old"], written["new"]):
+        assert any(text in seen for seen in shown), f"not shown in full: {text[:80]}"
+    assert layout["clipped"] == []
+    assert layout["overlaps"] == []
+    assert layout["offscreen"] == []
+    # Both sides usable at 1,280 px: each text column on screen and wide enough to read.
+    assert len(layout["sides"]) == 2
+    for left, right in layout["sides"]:
+        assert right <= WIDTH and right - left >= 300, layout["sides"]
+
+
+def test_a_nested_call_is_indented_by_depth_with_its_full_label(browser, pages):
+    open_page(browser, pages["nested"]["page"])
+    browser.evaluate("document.querySelectorAll('main details').forEach(d => { d.open = true; })")
+    starts = browser.evaluate(
+        """Object.fromEntries([...document.querySelectorAll('main .row:not(.heads) > .tx')]
+           .filter(t => t.innerText.trim()).map(t => {
+             const range = document.createRange(); range.selectNodeContents(t);
+             return [t.innerText, range.getClientRects()[0].left - t.getBoundingClientRect().left]; }))"""
     )
-    return {"page": page, "dom": parse(dom), "screenshot": screenshot}
+    depth0 = starts["accounts.lookup('cust_1')"]
+    depth1 = starts["cache.get('cust_1')"]
+    depth2 = starts["cache.backend.fetch('cust_1', timeout=2.5)"]
+    assert depth0 < depth1 < depth2
+    assert depth2 - depth1 == pytest.approx(depth1 - depth0, abs=1)
 
 
-def test_the_browser_built_every_op_of_the_known_diff(report):
-    rows = report["dom"].find_all("div", cls="op")
-    assert {(row.attrs["data-op"], row.attrs["data-label"]) for row in rows} == KNOWN_OPS
-    for row in rows:
-        kind = row.attrs["data-op"]
-        assert f"op-{kind}" in row.classes
-        assert row.find(cls="tag").text() == kind
-    tally = Counter(row.attrs["data-op"] for row in rows)
-    # A moved event stands at its old and at its new place.
-    assert tally == {"moved": 4, "changed": 1, "missing": 1, "extra": 1}
-    (changed,) = [row for row in rows if row.attrs["data-op"] == "changed"]
-    assert changed.find("li").text() == "args[1]: 1500 → 0"
+def test_a_raise_has_its_own_class_colour_and_marker(browser, pages):
+    open_page(browser, pages["nested"]["page"])
+    raises = browser.evaluate(
+        """[...document.querySelectorAll('.tx.k-raise')].map(t => [t.innerText, getComputedStyle(t).color,
+             getComputedStyle(t.previousElementSibling.querySelector('.ar.raise')).borderTopColor,
+             getComputedStyle(t.previousElementSibling.querySelector('.ar.raise'), '::before').content])"""
+    )
+    red = "rgb({}, {}, {})".format(*_rgb(RAISE_COLOR))
+    assert [text for text, *_ in raises] == [
+        "vault.token !! vault.Locked: card_A is locked for 24 hours",
+        "billing.charge_card !! billing.Declined: amount 1500 over the daily limit of 1000 for card_A",
+    ]
+    assert all(color == red and arrow == red and marker == '"✕"' for _, color, arrow, marker in raises)
+    returns = browser.evaluate("[...document.querySelectorAll('.tx.k-return')].map(t => getComputedStyle(t).color)")
+    assert returns and red not in returns
 
 
-def test_each_op_class_has_its_kind_colour_in_the_page_stylesheet(report):
-    rules = stylesheet_rules(report["dom"])
-    assert len(set(OP_COLORS.values())) == len(OP_COLORS)
-    for kind, color in OP_COLORS.items():
-        assert f"background:{color}" in rules[f".op-{kind} .tag"]
-        assert f"background:{OP_TINTS[kind]}" in rules[f".op-{kind}"]
+def test_the_lane_heads_stay_visible_while_scrolling(browser, pages):
+    open_page(browser, pages["wide"]["page"])
+    browser.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    heads = browser.evaluate(
+        "[...document.querySelectorAll('.heads .ln')].map(n => { const b = n.getBoundingClientRect();"
+        " return [n.textContent, Math.round(b.top), Math.round(b.bottom)]; })"
+    )
+    assert browser.evaluate("scrollY") > HEIGHT
+    assert {name for name, _, _ in heads} == {"code under test", *MODULES}
+    assert all(0 <= top and bottom <= HEIGHT for _, top, bottom in heads)
 
 
-def test_the_screenshot_shows_every_op_colour(report):
-    screenshot = report["screenshot"]
-    assert screenshot.parent.parent == report["page"].parent.parent
-    width, height, pixels = read_png(screenshot.read_bytes())
-    assert (width, height) == WINDOW
+def test_the_list_view_shows_one_line_per_event_with_the_sides_aligned(browser, pages, tmp_path):
+    open_page(browser, pages["wide"]["page"])
+    browser.evaluate("document.querySelector('label.switch').click()")
+    browser.screenshot(tmp_path / "wide-list.png")
+    rows = browser.evaluate(
+        """[...document.querySelectorAll('main .row:not(.heads)')].map(r => {
+             const t = [...r.querySelectorAll(':scope > .tx')].map(x => x.getBoundingClientRect());
+             return [t.map(b => Math.round(b.height)), t.map(b => Math.round(b.top))]; })"""
+    )
+    assert browser.evaluate("getComputedStyle(document.querySelector('main .row .g')).visibility") == "hidden"
+    for heights, tops in rows:
+        assert max(heights) <= 22
+        assert len(set(tops)) == 1  # both sides on one line
+
+
+def test_keys_and_buttons_step_from_difference_to_difference_and_name_it_in_the_url(browser, pages):
+    open_page(browser, pages["wide"]["page"])
+    ids = browser.evaluate("[...document.querySelectorAll('.op')].map(r => r.id)")
+    assert len(ids) >= 5
+
+    def current():
+        return browser.evaluate("[document.querySelector('.op.current')?.id, location.hash]")
+
+    browser.press("n")
+    assert current() == [ids[0], f"#{ids[0]}"]
+    browser.press("n")
+    assert current() == [ids[1], f"#{ids[1]}"]
+    browser.press("j")
+    assert current() == [ids[2], f"#{ids[2]}"]
+    browser.press("k")
+    assert current() == [ids[1], f"#{ids[1]}"]
+    browser.press("p")
+    assert current() == [ids[0], f"#{ids[0]}"]
+    browser.evaluate("document.getElementById('next').click()")
+    assert current() == [ids[1], f"#{ids[1]}"]
+    assert browser.evaluate("document.getElementById('position').textContent") == f"2 / {len(ids)}"
+    # The row named by the URL is on screen.
+    top = browser.evaluate(f"document.getElementById({json.dumps(ids[1])}).getBoundingClientRect().top")
+    assert 0 <= top < HEIGHT
+
+
+def test_a_shared_link_to_a_difference_opens_on_it(browser, pages):
+    ids_page = pages["wide"]["page"]
+    open_page(browser, ids_page)
+    last = browser.evaluate("[...document.querySelectorAll('.op')].pop().id")
+    browser.open(f"{ids_page.as_uri()}#{last}", WIDTH, HEIGHT)
+    assert browser.evaluate("document.querySelector('.op.current').id") == last
+    assert 0 <= browser.evaluate(f"document.getElementById('{last}').getBoundingClientRect().top") < HEIGHT
+
+
+def test_a_moved_event_links_both_ways(browser, pages):
+    open_page(browser, pages["demo"]["page"])
+    browser.evaluate("document.querySelector('#old-0 a.tag').click()")
+    assert browser.evaluate("location.hash") == "#new-1"
+    browser.evaluate("document.querySelector('#new-1 a.tag').click()")
+    assert browser.evaluate("location.hash") == "#old-0"
+
+
+def test_without_javascript_the_first_screen_of_differences_reads_in_full(browser, pages):
+    written = pages["nested"]
+    open_page(browser, written["page"], script=False)
+    assert browser.evaluate("document.documentElement.classList.contains('js')") is False
+    first = browser.evaluate(
+        "(() => { const r = document.querySelector('.op'); const b = r.getBoundingClientRect();"
+        " return [r.innerText, b.top, b.height]; })()"
+    )
+    text, top, height = first
+    assert "vault.token → 'tok_1'" in text
+    assert height > 0 and 0 <= top < HEIGHT  # on the first screen
+    links = browser.evaluate("[...document.querySelectorAll('.diffs a')].map(a => a.getAttribute('href'))")
+    assert links and all(link.startswith("#") for link in links)
+
+
+# ---------------------------------------------------------------------------
+# The known diff's colours in pixels, and a large diff's size and folds.
+
+
+def test_the_screenshot_shows_every_op_colour(browser, pages, tmp_path):
+    open_page(browser, pages["wide"]["page"])
+    browser.evaluate("document.querySelector('.op').scrollIntoView()")
+    shot = tmp_path / "wide.png"
+    browser.screenshot(shot, full_page=True)
+    width, _, pixels = read_png(shot.read_bytes())
+    assert width == WIDTH
     seen = Counter(pixels)
     for kind, color in OP_COLORS.items():
         assert seen[_rgb(color)] >= 100, f"{kind} ({color}) barely on screen: {seen[_rgb(color)]} pixels"
         assert seen[_rgb(OP_TINTS[kind])] >= 1000, kind
+
+
+# The 14 differences of the large diff: two swapped pairs (two moved events each),
+# four changed calls, three extra and three missing.
+BIG_EDITS = (
+    "swap",
+    "change",
+    "insert",
+    "delete",
+    "change",
+    "insert",
+    "swap",
+    "delete",
+    "change",
+    "insert",
+    "delete",
+    "change",
+)
+
+
+def big_pair(count: int):
+    """A log of `count` events and a copy with BIG_EDITS spread over it."""
+    old = [call(f"svc{k % 9}.step", f"customer-{k}", k % 1000) for k in range(count)]
+    new = list(old)
+    gap = count // (len(BIG_EDITS) + 1)
+    # From the end backwards, so each edit leaves the places of the ones before it alone.
+    for n in reversed(range(len(BIG_EDITS))):
+        spot, edit = gap * (n + 1), BIG_EDITS[n]
+        if edit == "swap":
+            new[spot], new[spot + 1] = new[spot + 1], new[spot]
+        elif edit == "change":
+            new[spot] = call(f"svc{spot % 9}.step", f"customer-{spot}", -1)
+        elif edit == "insert":
+            new.insert(spot, call("audit.extra", spot))
+        else:
+            del new[spot]
+    return old, new
+
+
+@pytest.fixture(scope="module")
+def big_page(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("html-big")
+    old, new = big_pair(50_000)
+    result = diff(write(folder / "old.cpin", *old), write(folder / "new.cpin", *new))
+    page = folder / "big.html"
+    page.write_text(render_html(result), encoding="utf-8")
+    return page, result
+
+
+def test_a_50000_event_diff_with_14_differences_is_at_most_2_mb(big_page):
+    page, result = big_page
+    assert len(result.new) == 50_000
+    assert result.summary == {"moved": 4, "missing": 3, "extra": 3, "changed": 4}
+    assert page.stat().st_size <= 2 * 1024 * 1024
+
+
+def test_a_large_diff_shows_its_first_difference_on_load_and_draws_a_fold_when_opened(browser, big_page):
+    page, result = big_page
+    open_page(browser, page)
+    first = browser.evaluate("document.querySelector('.op').id")
+    ids = {f"new-{op.new}" for op in result.ops if op.new is not None}
+    assert first in ids | {f"old-{op.old}" for op in result.ops if op.new is None or op.op == "moved"}
+    before = browser.evaluate("document.querySelectorAll('.row').length")
+    assert before < 500  # the equal runs are not drawn yet
+    drawn = browser.evaluate(
+        """(async () => {
+             const fold = document.querySelector('details.lazy');
+             fold.open = true;
+             for (let i = 0; i < 200 && !fold.querySelector('.rows .row'); i++)
+               await new Promise(r => setTimeout(r, 25));
+             return [...fold.querySelectorAll('.rows .row .ix')].slice(0, 3).map(x => x.textContent);
+           })()"""
+    )
+    assert drawn == ["0", "0", "1"]  # the old and new index of the run's first event, then the next
+    assert browser.evaluate("document.querySelectorAll('.row').length") > before
 
 
 def _rgb(color: str) -> tuple[int, int, int]:
