@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import shlex
+import sys
 import types
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -592,6 +593,13 @@ def pytest_runtest_makereport(
 # The fixture.
 
 
+def _package() -> Any:
+    # The package's own namespace, looked up rather than imported: nothing inside callpin
+    # imports callpin (its __init__ imports everything), and by the time a test asks,
+    # the package has long been loaded, this module being part of it.
+    return sys.modules[__name__.rpartition(".")[0]]
+
+
 class PinFixture:
     """The `callpin` fixture: the module's API with the baseline path bound to the test.
 
@@ -604,16 +612,13 @@ class PinFixture:
     raises = staticmethod(raises)
 
     def __getattr__(self, name: str) -> Any:
-        import callpin
-
-        if name in callpin.__all__:
-            return getattr(callpin, name)
+        api = _package()
+        if name in api.__all__:
+            return getattr(api, name)
         raise AttributeError(f"the callpin fixture has no {name!r} (nor has the callpin module)")
 
     def __dir__(self) -> list[str]:
-        import callpin
-
-        return sorted({*super().__dir__(), *callpin.__all__})
+        return sorted({*super().__dir__(), *_package().__all__})
 
     def __init__(self, request: pytest.FixtureRequest, session: PinSession) -> None:
         self._node = request.node
