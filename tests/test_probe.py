@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.sample_logs import call, write
 
 from callpin.errors import UsageError
 from callpin.probe import build_cells, parse_env
@@ -12,7 +13,6 @@ from callpin.probe.cells import CLOCK_OFFSET, CLOCK_VARIABLE, ORDER_VARIABLE, PR
 from callpin.probe.children import Run, absolute_arguments, keep_rootdir, resolve_command
 from callpin.probe.classify import classify, error_kind
 from callpin.probe.report import WIDTH, ProbeReport, shorten
-from tests.sample_logs import call, write
 
 CELLS = build_cells(("tz", "cwd", "env", "order", "clock"), locales=[])
 BY_NAME = {cell.name: cell for cell in CELLS}
@@ -70,10 +70,10 @@ def test_a_relative_program_is_found_from_the_project_folder_in_every_cell(tmp_p
     script.write_text("#!/bin/sh\n")
     script.chmod(0o755)
     assert resolve_command(["./run.sh", "capture.py"], tmp_path) == [str(script), "capture.py"]
-    with pytest.raises(UsageError, match="command not found: ./missing.sh"):
+    with pytest.raises(UsageError, match=r"command not found: \./missing\.sh"):
         resolve_command(["./missing.sh"], tmp_path)
     (tmp_path / "plain.sh").write_text("")
-    with pytest.raises(UsageError, match="command not executable: ./plain.sh"):
+    with pytest.raises(UsageError, match=r"command not executable: \./plain\.sh"):
         resolve_command(["./plain.sh"], tmp_path)
 
 
@@ -85,7 +85,8 @@ def test_a_bare_program_is_found_on_path(tmp_path):
 
 def test_only_arguments_naming_project_files_become_absolute(tmp_path):
     (tmp_path / "tests").mkdir()
-    assert absolute_arguments(["py", "tests", "-q", "nothing"], tmp_path) == ["py", str(tmp_path / "tests"), "-q", "nothing"]
+    resolved = absolute_arguments(["py", "tests", "-q", "nothing"], tmp_path)
+    assert resolved == ["py", str(tmp_path / "tests"), "-q", "nothing"]
 
 
 def test_pytest_keeps_the_project_as_rootdir_only_when_no_configuration_fixes_it(tmp_path):
@@ -232,4 +233,3 @@ def test_a_short_name_keeps_the_end_of_the_path():
     assert shorten("a/b/c.cpin", 20) == "a/b/c.cpin"
     assert shorten("folder/inner/test_thing.cpin", 20) == "…/test_thing.cpin"
     assert len(shorten("x" * 50, 20)) == 20
-

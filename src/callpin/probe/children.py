@@ -154,7 +154,11 @@ class Children:
         env["CALLPIN_PROBE"] = "1"
         env.pop("CALLPIN_MODE", None)
         inherited = os.environ.get("PYTHONPATH")
-        env["PYTHONPATH"] = os.pathsep.join([str(self._hook), *([inherited] if inherited else [])])
+        # `python -m` imports from its working folder; in a fresh one the project's
+        # modules must still import as they do from the project, or the cell fails
+        # on an import instead of showing what reads relative paths.
+        project = [str(self.root)] if cell.fresh_cwd else []
+        env["PYTHONPATH"] = os.pathsep.join([str(self._hook), *project, *([inherited] if inherited else [])])
         if cell.fresh_cwd and self._rootdir is not None:
             given = os.environ.get("PYTEST_ADDOPTS")
             env["PYTEST_ADDOPTS"] = " ".join([f"--rootdir={self._rootdir}", *([given] if given else [])])

@@ -45,13 +45,13 @@ def shorten(name: str, width: int) -> str:
 
 def _wrapped(words: list[str], first: str, width: int) -> Iterator[str]:
     """`words` after `first`, two spaces apart, in lines of at most `width`, continued under the first word."""
-    line = first
+    line, fresh = first, True
     for word in words:
-        if line.strip() and len(line) + 2 + len(word) > width:
+        if not fresh and len(line) + 2 + len(word) > width:
             yield line
-            line = " " * len(first)
-        line = f"{line}  {word}" if line.strip() else line + word
-    if line.strip():
+            line, fresh = " " * len(first), True
+        line, fresh = (line + word if fresh else f"{line}  {word}"), False
+    if not fresh:
         yield line
 
 
