@@ -112,9 +112,21 @@ def _collect_logs(output_dir: Path) -> dict[str, Path]:
     }
 
 
-def _last_line(data: bytes) -> str:
-    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+def _lines(data: bytes) -> list[str]:
+    return [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+
+
+def telling_line(stdout: bytes, stderr: bytes) -> str:
+    """The line of a run's output that says what failed.
+
+    pytest's first `FAILED` / `ERROR` summary line (it names the test and the
+    exception) when there is one, else the last line of stderr, else of stdout.
+    """
+    out, err = _lines(stdout), _lines(stderr)
+    summary = [line for line in out if line.startswith(("FAILED ", "ERROR "))]
+    if summary:
+        return summary[0]
+    return (err or out or [""])[-1]
 
 
 def _ca_bundle(folder: Path) -> Path:
@@ -213,7 +225,7 @@ class Children:
                 self._running.discard(process)
         if timed_out:
             return Run(cell, number, -1, f"timed out after {self.timeout:g} s", _collect_logs(output_dir), True)
-        tail = _last_line(stderr) or _last_line(stdout)
+        tail = telling_line(stdout, stderr)
         return Run(cell, number, process.returncode, tail, _collect_logs(output_dir))
 
     def stop(self) -> None:

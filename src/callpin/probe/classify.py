@@ -20,7 +20,10 @@ from .cells import Cell
 from .children import Run
 from .report import Finding, ProbeReport
 
-_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b")
+# An exception's name at the start of a line, or after pytest's `FAILED test_id - `.
+_EXCEPTION = re.compile(
+    r"^(?:(?:FAILED|ERROR) \S+ - )?(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b"
+)
 _TIMING = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|seconds?)\b")
 
 
@@ -33,7 +36,7 @@ class Failure:
 
 
 def error_kind(returncode: int, tail: str, timed_out: bool = False) -> str:
-    """The kind of a failed run: `timeout`, or its exit code and the exception its last line names."""
+    """The kind of a failed run: `timeout`, or its exit code and the exception its telling line names."""
     if timed_out:
         return "timeout"
     named = _EXCEPTION.match(tail)
@@ -87,6 +90,22 @@ def _cell(log: str, runs: list[Run]) -> tuple[list[Failure], list[Log]]:
     return failures, logs
 
 
+def _log_of_failure(log: str, runs: list[Run], reference: Log | None) -> str:
+    """What the log a failing run still wrote shows against the baseline's, when it differs.
+
+    A pin whose block raised still writes its log: the calls made before the failure
+    often say why (a `proxies=` the environment put there).
+    """
+    if reference is None:
+        return ""
+    for run in runs:
+        path = run.logs.get(log)
+        read = _read(path) if path is not None else None
+        if isinstance(read, Log) and read.fingerprint != reference.fingerprint:
+            return f"; its log: {first_difference(reference, read)}"
+    return ""
+
+
 def classify(cells: list[Cell], results: list[Run]) -> ProbeReport:
     """The report of every log any run wrote, over every cell.
 
@@ -108,7 +127,8 @@ def classify(cells: list[Cell], results: list[Run]) -> ProbeReport:
                 if cell.group == "baseline":
                     baseline_kinds = kinds
                 if cell.group == "baseline" or kinds != baseline_kinds:
-                    report.findings.append(Finding(log, "error", cell.name, failures[0].detail))
+                    detail = failures[0].detail + _log_of_failure(log, by_cell[cell.name], stable.get("baseline"))
+                    report.findings.append(Finding(log, "error", cell.name, detail))
                 row[cell.name] = "ERROR"
                 continue
             moved = next((later for later in logs[1:] if later.fingerprint != logs[0].fingerprint), None)
