@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.sample_logs import call, write
 
 from callpin.errors import UsageError
-from callpin.probe import build_cells, parse_env
+from callpin.probe import build_cells, child_site, parse_env
 from callpin.probe.cells import CLOCK_OFFSET, CLOCK_VARIABLE, ORDER_VARIABLE, PROXY
 from callpin.probe.children import Run, absolute_arguments, keep_rootdir, resolve_command
 from callpin.probe.classify import classify, error_kind
@@ -233,3 +239,73 @@ def test_a_short_name_keeps_the_end_of_the_path():
     assert shorten("a/b/c.cpin", 20) == "a/b/c.cpin"
     assert shorten("folder/inner/test_thing.cpin", 20) == "…/test_thing.cpin"
     assert len(shorten("x" * 50, 20)) == 20
+
+
+CHILD = """
+import datetime, glob, json, os, pathlib, sys, time
+import sitecustomize
+real = float(sys.argv[1])
+print(json.dumps({
+    "listdir": os.listdir("d"),
+    "scandir": [entry.name for entry in os.scandir("d")],
+    "iterdir": [path.name for path in pathlib.Path("d").iterdir()],
+    "glob": [os.path.basename(name) for name in glob.glob("d/*")],
+    "walk": next(os.walk("d"))[2],
+    "time": round(time.time() - real),
+    "now": round(datetime.datetime.now().timestamp() - real),
+    "today": (datetime.date.today() - datetime.date.fromtimestamp(real)).days,
+    "localtime": round(time.mktime(time.localtime()) - real),
+    "same_type": type(datetime.datetime.now()) is datetime.datetime,
+    "chained": getattr(sitecustomize, "CHAINED", False),
+}))
+"""
+
+
+def _child(tmp_path: Path, **variables: str) -> dict[str, Any]:
+    hook = tmp_path / "hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(Path(child_site.__file__).read_text())
+    # A sitecustomize the hook hides: it must still run.
+    other = tmp_path / "other"
+    other.mkdir(exist_ok=True)
+    (other / "sitecustomize.py").write_text("import sys\nsys.modules['sitecustomize'].CHAINED = True\n")
+    folder = tmp_path / "d"
+    folder.mkdir(exist_ok=True)
+    for name in ("a", "b", "c", "d"):
+        (folder / name).touch()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(other)]), **variables}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(time.time())],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_the_child_hook_changes_nothing_unless_asked_and_runs_the_sitecustomize_it_hides(tmp_path):
+    plain = _child(tmp_path)
+    assert plain["time"] == plain["now"] == plain["today"] == 0
+    assert plain["listdir"] == plain["scandir"]
+    assert plain["chained"] is True
+
+
+def test_the_child_hook_reverses_every_listing(tmp_path):
+    plain = _child(tmp_path)
+    reversed_ = _child(tmp_path, CALLPIN_PROBE_ORDER="reverse")
+    for way in ("listdir", "scandir", "iterdir", "glob", "walk"):
+        assert reversed_[way] == list(reversed(plain[way])), way
+    assert reversed_["chained"] is True
+
+
+def test_the_child_hook_shifts_the_clock_and_keeps_the_datetime_type(tmp_path):
+    shifted = _child(tmp_path, CALLPIN_PROBE_CLOCK=str(CLOCK_OFFSET))
+    # Rounded to whole seconds: the child starts a moment after the parent read the clock.
+    assert abs(int(shifted["time"]) - CLOCK_OFFSET) <= 5
+    assert abs(int(shifted["now"]) - CLOCK_OFFSET) <= 5
+    assert abs(int(shifted["localtime"]) - CLOCK_OFFSET) <= 5
+    assert shifted["today"] in (400, 401)
+    assert shifted["same_type"] is True

@@ -346,11 +346,14 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
-def test_sigint_stops_queued_runs_ends_the_children_and_exits_130(tmp_path):
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_queued_runs_ends_the_children_and_removes_the_scratch_folders(tmp_path, signum, code):
     notes = tmp_path / "notes"
     notes.mkdir()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     (tmp_path / "sleeper.py").write_text(SLEEPER)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TMPDIR": str(scratch)}
     probe_process = subprocess.Popen(
         [sys.executable, "-m", "callpin", "probe", "--jobs", "1", "--", sys.executable, "sleeper.py", str(notes)],
         cwd=tmp_path,
@@ -370,14 +373,15 @@ def test_sigint_stops_queued_runs_ends_the_children_and_exits_130(tmp_path):
             time.sleep(0.05)
         assert started, "the first run never started"
         pids = [int(pid) for pid in started[0].read_text().split()]
-        probe_process.send_signal(signal.SIGINT)
+        probe_process.send_signal(signum)
         # A bound against hanging forever, not a speed assertion (that is measured elsewhere).
         _, err = probe_process.communicate(timeout=60)
     finally:
         if probe_process.poll() is None:
             probe_process.kill()
             probe_process.wait()
-    assert probe_process.returncode == 130
+    assert probe_process.returncode == code
     assert err.decode().strip().splitlines()[-1].startswith("callpin probe: interrupted")
     assert len(list(notes.iterdir())) == 1, "a queued run started after the signal"
     assert not [pid for pid in pids if _alive(pid)]
+    assert list(scratch.iterdir()) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -66,9 +67,9 @@ def probe_command(
 
     Put the command after `--`: `callpin probe -- python -m pytest tests/characterization`.
     Exit codes: 0 nothing volatile, 1 something is, 2 the probe could not run or the
-    command fails in the baseline cell, 130 interrupted.
+    command fails in the baseline cell, 130 interrupted (143 on SIGTERM).
     """
-    from ..probe import parse_env, probe
+    from ..probe import Terminated, parse_env, probe
 
     groups = tuple(part.strip() for part in cells.split(",") if part.strip())
     try:
@@ -81,8 +82,9 @@ def probe_command(
             env=parse_env(assignments),
             progress=sys.stderr,
         )
-    except KeyboardInterrupt:
-        return fail("callpin probe: interrupted; its children stopped and scratch folders removed", EXIT_INTERRUPTED)
+    except KeyboardInterrupt as stop:
+        code = 128 + signal.SIGTERM if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+        return fail("callpin probe: interrupted; its children stopped and scratch folders removed", code)
     print_report(report, output, destination)
     click.echo(report.verdict_line(), err=True)
     if report.volatile:

@@ -18,6 +18,6 @@ from __future__ import annotations
 
 from .cells import GROUPS, Cell, build_cells, parse_env
 from .report import Finding, ProbeReport
-from .run import probe
+from .run import Terminated, probe
 
-__all__ = ["GROUPS", "Cell", "Finding", "ProbeReport", "build_cells", "parse_env", "probe"]
+__all__ = ["GROUPS", "Cell", "Finding", "ProbeReport", "Terminated", "build_cells", "parse_env", "probe"]

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import IO
 
 from ..errors import UsageError
@@ -14,6 +19,28 @@ from .cells import GROUPS, build_cells
 from .children import Children, Run, resolve_command
 from .classify import classify
 from .report import ProbeReport
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived while probe ran: it stopped as on Ctrl-C."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_stops_like_ctrl_c() -> Iterator[None]:
+    # Each child is a session of its own, so a SIGTERM that ended probe by default
+    # would leave them all running. Handlers can only be set from the main thread.
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def probe(
@@ -30,8 +57,9 @@ def probe(
     """Run `command` over the matrix and classify every log it writes.
 
     `env` adds variables to the `env` cell; `progress` is where a terminal gets the live
-    status line. On KeyboardInterrupt no further run starts, every running child's
-    process group is ended and the scratch folders removed before it propagates.
+    status line. On KeyboardInterrupt (and SIGTERM, raised as `Terminated`) no further
+    run starts, every running child's process group is ended and the scratch folders
+    removed before it propagates.
     """
     if not command:
         raise UsageError("probe needs a command after --")
@@ -42,7 +70,7 @@ def probe(
     resolved = resolve_command(command, base)
     tasks = [(cell, n) for cell in cells for n in range(1, runs + 1)]
     results: list[Run] = []
-    with tempfile.TemporaryDirectory(prefix="callpin-probe-") as scratch_name:
+    with _sigterm_stops_like_ctrl_c(), tempfile.TemporaryDirectory(prefix="callpin-probe-") as scratch_name:
         children = Children(resolved, base, Path(scratch_name), timeout)
         status = LiveStatus(progress, "probe", "runs", len(tasks))
         pool = concurrent.futures.ThreadPoolExecutor(max(1, jobs), thread_name_prefix="callpin-probe")
