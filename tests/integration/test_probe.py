@@ -322,7 +322,7 @@ def test_a_command_failing_in_every_cell_is_reported_in_the_table_and_exit_2(tmp
     assert "examples.renewals.billing.charge_card.cpin  ERR   ERR  ERR" in out
     assert err.strip().splitlines()[-2:] == [
         "VOLATILE: none",
-        "callpin probe: the command fails in the baseline cell; fix that first (see error above)",
+        "callpin probe: the capture fails in the baseline cell; fix that first (see the errors above)",
     ]
 
 

@@ -90,7 +90,7 @@ def probe_command(
     if report.volatile:
         return EXIT_DIFFERENT
     if report.failed:
-        return fail("callpin probe: the command fails in the baseline cell; fix that first (see error above)")
+        return fail("callpin probe: the capture fails in the baseline cell; fix that first (see the errors above)")
     return EXIT_SAME
 
 

@@ -175,8 +175,9 @@ class Children:
             given = os.environ.get("PYTEST_ADDOPTS")
             env["PYTEST_ADDOPTS"] = " ".join([f"--rootdir={self._rootdir}", *([given] if given else [])])
         if home is not None:
+            # The bundle goes beside the fresh HOME, which stays empty.
             env["HOME"] = str(home)
-            bundle = str(_ca_bundle(home))
+            bundle = str(_ca_bundle(home.parent))
             env.update({name: bundle for name in CA_VARIABLES})
         return env
 
