@@ -79,9 +79,16 @@ def main() -> int:
             report = json.loads(out)
         print(f"naive pin, 5 probes: {verdicts[0]!r} each time: {len(set(verdicts)) == 1}; "
               f"wall time {min(seconds):.1f}-{max(seconds):.1f} s (--jobs 2, {len(report['cells'])} cells x 2 runs)")
+        details = [finding["detail"] for finding in report["findings"]]
         for finding in report["findings"]:
-            print(f"  {finding['signal']} under {finding['cell']}: {finding['detail'][:150]}")
+            print(f"  {finding['signal']} under {finding['cell']}: {finding['detail'][:400]}")
         checks.append(("the naive pin is volatile under env and nothing else", report["volatile"] == ["env"]))
+        checks.append(
+            (
+                "the finding shows the proxies= and verify= requests merged from the environment",
+                any("kwargs.proxies" in detail and "kwargs.verify" in detail for detail in details),
+            )
+        )
         checks.append(("the same VOLATILE line on five runs", len(set(verdicts)) == 1))
 
         code, out, err, took = probe(project, "tests/test_fixed.py")
