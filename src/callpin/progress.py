@@ -6,6 +6,8 @@ no progress, so a stream that is not a terminal gets nothing at all.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from typing import IO
 
@@ -30,3 +32,98 @@ class Progress:
         if done == total:
             self._stream.write("\n")
         self._stream.flush()
+
+
+def clock_text(seconds: float) -> str:
+    """A duration as `m:ss` (`h:mm:ss` from an hour on)."""
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class LiveStatus:
+    """A line with counts by outcome, elapsed time and an ETA, redrawn on a terminal while work runs.
+
+    A thread redraws it every `interval` seconds from `start()` on, so the line is there
+    before the first piece of work ends; `finished(outcome)` counts one piece and
+    redraws. The ETA is the mean time per finished piece times those left (`--:--`
+    until one has finished). Nothing is drawn on a stream that is not a terminal.
+    """
+
+    def __init__(
+        self,
+        stream: IO[str] | None,
+        title: str,
+        unit: str,
+        total: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = 0.5,
+    ) -> None:
+        self._shown = Progress(stream, lambda done, total: self.text())
+        self._stream = stream
+        self._title = title
+        self._unit = unit
+        self._total = total
+        self._clock = clock
+        self._interval = interval
+        self._counts: dict[str, int] = {}
+        self._started = clock()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def shown(self) -> bool:
+        return self._shown.shown
+
+    @property
+    def done(self) -> int:
+        return sum(self._counts.values())
+
+    def text(self) -> str:
+        """The line as it reads now."""
+        done = self.done
+        elapsed = self._clock() - self._started
+        eta = clock_text(elapsed / done * (self._total - done)) if done else "--:--"
+        counts = ", ".join(f"{outcome} {n}" for outcome, n in self._counts.items())
+        parts = [f"{self._title}: {done}/{self._total} {self._unit}", *([counts] if counts else [])]
+        return "  ".join([*parts, f"elapsed {clock_text(elapsed)}", f"ETA {eta}"])
+
+    def _draw(self) -> None:
+        with self._lock:
+            if self._stream is not None and self.shown:
+                # Padding clears what a longer previous line left.
+                self._stream.write("\r" + self.text().ljust(79))
+                self._stream.flush()
+
+    def start(self) -> LiveStatus:
+        """Draw the line now and keep it current until `stop()`."""
+        self._started = self._clock()
+        if self.shown:
+            self._draw()
+            self._thread = threading.Thread(target=self._tick, name="callpin-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._draw()
+
+    def finished(self, outcome: str) -> None:
+        """One piece of work ended with `outcome` (a word such as `ok`, `failed`)."""
+        with self._lock:
+            self._counts[outcome] = self._counts.get(outcome, 0) + 1
+        self._draw()
+
+    def stop(self) -> None:
+        """Stop redrawing; end the line, so what follows starts on a line of its own."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self.shown and self._stream is not None:
+            self._draw()
+            self._stream.write("\n")
+            self._stream.flush()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -28,18 +29,25 @@ from .app import (
 )
 @click.option(
     "--cells",
-    default=",".join(("tz", "locale", "hashseed", "cwd")),
+    default=",".join(("tz", "locale", "hashseed", "cwd", "env", "order", "clock")),
     show_default=True,
-    help="Which perturbations to run, comma-separated: tz, locale, hashseed, cwd.",
+    help="Which perturbations to run, comma-separated: tz, locale, hashseed, cwd, env, order, clock.",
 )
 @click.option("--runs", default=2, show_default=True, type=click.IntRange(min=2), help="Runs per cell.")
-@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Cells run in parallel.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Runs in parallel.")
 @click.option(
     "--timeout",
     default=600.0,
     show_default=True,
     type=click.FloatRange(min=0, min_open=True),
     help="Seconds one run may take.",
+)
+@click.option(
+    "--env",
+    "assignments",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A variable the env cell also sets (repeatable).",
 )
 @format_option
 @output_option
@@ -49,22 +57,41 @@ def probe_command(
     runs: int,
     jobs: int,
     timeout: float,
+    assignments: tuple[str, ...],
     output: str,
     destination: str | None,
     command: tuple[str, ...],
 ) -> int:
-    """Run COMMAND over timezone, locale, hash seed and working-directory cells and name what is volatile.
+    """Run COMMAND over timezone, locale, hash seed, working-directory, environment, listing-order
+    and clock cells and name what is volatile.
 
     Put the command after `--`: `callpin probe -- python -m pytest tests/characterization`.
-    Exit codes: 0 nothing volatile, 1 something is, 2 the probe could not run.
+    Exit codes: 0 nothing volatile, 1 something is, 2 the probe could not run or the
+    command fails in the baseline cell, 130 interrupted (143 on SIGTERM).
     """
-    from ..probe import probe, progress_printer
+    from ..probe import Terminated, parse_env, probe
 
     groups = tuple(part.strip() for part in cells.split(",") if part.strip())
-    report = probe(list(command), groups=groups, runs=runs, jobs=jobs, timeout=timeout, progress=progress_printer())
+    try:
+        report = probe(
+            list(command),
+            groups=groups,
+            runs=runs,
+            jobs=jobs,
+            timeout=timeout,
+            env=parse_env(assignments),
+            progress=sys.stderr,
+        )
+    except KeyboardInterrupt as stop:
+        code = 128 + signal.SIGTERM if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+        return fail("callpin probe: interrupted; its children stopped and scratch folders removed", code)
     print_report(report, output, destination)
     click.echo(report.verdict_line(), err=True)
-    return EXIT_DIFFERENT if report.volatile else EXIT_SAME
+    if report.volatile:
+        return EXIT_DIFFERENT
+    if report.failed:
+        return fail("callpin probe: the capture fails in the baseline cell; fix that first (see the errors above)")
+    return EXIT_SAME
 
 
 # ---------------------------------------------------------------------------
