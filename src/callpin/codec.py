@@ -590,18 +590,19 @@ class Encoder:
             _pack_field_int(depth, out)
         return bytes(out)
 
-    def _field(self, obj: Any, out: bytearray) -> None:
+    def _field(self, obj: Any, out: bytearray, depth: int = 0) -> None:
         """One field's value at depth 0, or a marker in its place when even marking failed.
 
         `_value` marks a value it cannot encode; at the edge of the stack (a spied call
         made deep in a recursion) or out of memory, writing the marker can fail too, and
         the exception would reach the enclosing container, which then becomes the marker:
         the whole args array, and the event would no longer be an event. Here the failure
-        stops: a constant marker, which needs no call to write.
+        stops: a constant marker, which needs no call to write. `depth` is 1 for an item
+        of the args or kwargs field written on its own (`_items_field`, `_pairs_field`).
         """
         start = len(out)
         try:
-            self._value(obj, out, 0)
+            self._value(obj, out, depth)
         except Exception as exc:
             exc.__traceback__ = None
             del out[start:]
@@ -615,13 +616,7 @@ class Encoder:
             return
         _pack_array_header(len(items), out)
         for item in items:
-            start = len(out)
-            try:
-                self._value(item, out, 1)
-            except Exception as exc:
-                exc.__traceback__ = None
-                del out[start:]
-                out += _LOST_RECURSION if type(exc) is RecursionError else _LOST_OTHER
+            self._field(item, out, 1)
 
     def _pairs_field(self, kwargs: dict[str, Any], out: bytearray) -> None:
         """The kwargs field when the dict as a whole could not be encoded: each value in its place.
@@ -644,13 +639,7 @@ class Encoder:
                 data = str.__str__(key).encode("utf-8", "backslashreplace")
                 _pack_str_header(len(data), out)
                 out += data
-            start = len(out)
-            try:
-                self._value(item, out, 1)
-            except Exception as exc:
-                exc.__traceback__ = None
-                del out[start:]
-                out += _LOST_RECURSION if type(exc) is RecursionError else _LOST_OTHER
+            self._field(item, out, 1)
 
     def _error_text(self, text: str, out: bytearray, *, reprs: bool) -> None:
         # A raise event must be written whatever the exception's message: one past the
