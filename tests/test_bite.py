@@ -24,6 +24,7 @@ from callpin.errors import BiteError, UsageError
 from callpin.event import KIND_CODES
 from callpin.logfile import write_log
 from callpin.progress import Progress
+from callpin.site_hook import install_hook
 
 LABELS = ["billing.charge_card", "billing.send_receipt"]
 
@@ -445,7 +446,7 @@ def test_default_timeout_follows_the_unmutated_run_with_a_floor() -> None:
 def run_hooked(tmp_path: Path, code: str, watch: list[str], extra_path: list[Path] = ()) -> list[list[str]]:
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_bytes(_HOOK.read_bytes())
+    install_hook(_HOOK, hook)
     marker = tmp_path / "marker"
     env = {
         **os.environ,

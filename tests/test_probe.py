@@ -19,6 +19,7 @@ from callpin.probe.cells import CLOCK_OFFSET, CLOCK_VARIABLE, ORDER_VARIABLE, PR
 from callpin.probe.children import Run, absolute_arguments, keep_rootdir, resolve_command
 from callpin.probe.classify import classify, error_kind
 from callpin.probe.report import WIDTH, ProbeReport, shorten
+from callpin.site_hook import install_hook
 
 CELLS = build_cells(("tz", "cwd", "env", "order", "clock"), locales=[])
 BY_NAME = {cell.name: cell for cell in CELLS}
@@ -264,7 +265,7 @@ print(json.dumps({
 def _child(tmp_path: Path, **variables: str) -> dict[str, Any]:
     hook = tmp_path / "hook"
     hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(Path(child_site.__file__).read_text())
+    install_hook(child_site.__file__, hook)
     # A sitecustomize the hook hides: it must still run.
     other = tmp_path / "other"
     other.mkdir(exist_ok=True)

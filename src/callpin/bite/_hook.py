@@ -15,8 +15,6 @@ so the cost for every other module is one set lookup.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import sys
@@ -57,19 +55,8 @@ def _install() -> None:
     sys.addaudithook(hook)
 
 
-def _chain() -> None:
-    # This file shadows any sitecustomize further down the path (a distribution's, a
-    # virtualenv's): run that one too, so the test command sees its usual start-up.
-    here = os.path.dirname(os.path.realpath(__file__))
-    rest = [entry for entry in sys.path if os.path.realpath(entry or ".") != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
-    if spec is None or spec.loader is None:
-        return
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sitecustomize"] = module
-    spec.loader.exec_module(module)
-
-
 if __name__ == "sitecustomize":
     _install()
-    _chain()
+    from callpin_site_chain import chain  # type: ignore[import-not-found]  # site_hook.py, copied beside this file
+
+    chain(__file__)

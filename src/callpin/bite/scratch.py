@@ -28,6 +28,7 @@ from pathlib import Path
 from ..atomic import process_alive
 from ..errors import BiteError, UsageError
 from ..git import without_repository
+from ..site_hook import install_hook
 from .project import Project, git_at, skipped
 
 BRANCH_PREFIX = "callpin-bite"
@@ -93,7 +94,7 @@ class Scratch:
         self.folder.mkdir()
         for sub in ("hook", "markers", "logs", "copies"):
             (self.folder / sub).mkdir()
-        shutil.copyfile(_HOOK, self.folder / "hook" / "sitecustomize.py")
+        install_hook(_HOOK, self.folder / "hook")
 
     # -- lifetime --------------------------------------------------------------------
 

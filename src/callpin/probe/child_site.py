@@ -17,7 +17,6 @@ Then it runs the `sitecustomize` the child would have found without it.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 _ORDER = "CALLPIN_PROBE_ORDER"
@@ -132,21 +131,6 @@ def shift_clock(offset: float) -> None:
         ctypes.pythonapi.PyType_Modified(ctypes.py_object(cls))
 
 
-def _chain() -> None:
-    """Run the `sitecustomize` that this one hides, if there is one further on sys.path."""
-    import importlib.machinery
-    import importlib.util
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    rest = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
-    if spec is None or spec.loader is None:
-        return
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sitecustomize"] = module
-    spec.loader.exec_module(module)
-
-
 def install() -> None:
     """Apply what the variables ask for, then the hidden sitecustomize."""
     if os.environ.get(_ORDER) == "reverse":
@@ -154,7 +138,9 @@ def install() -> None:
     offset = os.environ.get(_CLOCK)
     if offset:
         shift_clock(float(offset))
-    _chain()
+    from callpin_site_chain import chain  # type: ignore[import-not-found]  # site_hook.py, copied beside this file
+
+    chain(__file__)
 
 
 if __name__ == "sitecustomize":

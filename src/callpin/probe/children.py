@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..site_hook import install_hook
 from .cells import CA_VARIABLES, CONTROLLED, Cell
 
 _HOOK = Path(__file__).with_name("child_site.py")
@@ -153,7 +154,7 @@ class Children:
         self._stopped = False
         self._hook = scratch / "hook"
         self._hook.mkdir()
-        shutil.copyfile(_HOOK, self._hook / "sitecustomize.py")
+        install_hook(_HOOK, self._hook)
         self._rootdir = keep_rootdir(command, root)
 
     def environment(self, cell: Cell, output_dir: Path, home: Path | None) -> dict[str, str]:
