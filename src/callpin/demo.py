@@ -200,7 +200,11 @@ class Demo:
         self.heading(4, "Does the harness bite? Mutate every billing call and run the pinned tests")
         self.callpin("bite examples/renewals/renewals.py --jobs 2 --test 'python -m pytest -x -q -p no:cacheprovider'")
 
-        self.heading(5, "Is the capture deterministic? Re-run it under other timezones, locales, hash seeds, folders")
+        self.heading(
+            5,
+            "Is the capture deterministic? Re-run it under other timezones, locales, hash seeds, folders, "
+            "environments, listing orders and clocks",
+        )
         self.callpin("probe --jobs 2 -- python -m pytest -q -p no:cacheprovider examples")
 
         self.heading(6, "A report to look at: the unsafe refactor's drift as HTML")
