@@ -509,7 +509,10 @@ def test_show_prints_one_mutants_diff(tmp_path: Path, monkeypatch: pytest.Monkey
             "unknown operator",
         ),
         ([], "no baselines folder baselines"),
-        (["--label", "billing.nothing"], "no call sites"),
+        (
+            ["--label", "billing.nothing"],
+            "--label billing.nothing matches no call site in SOURCE; no pinned label is close",
+        ),
         (["--operators", "swap,shuffle"], "unknown operator 'shuffle'"),
         (["--operators", ","], "no operator; choose from swap, delete, duplicate"),
     ],

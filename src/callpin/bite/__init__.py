@@ -15,13 +15,14 @@ as text and JSON), `runner` (the run), `_hook` (the start-up hook of the command
 from .mutants import OPERATORS, Mutant, decode_source, make_mutants
 from .planning import find_mutants, plan, read_labels, show
 from .project import Project, snapshot_sources
-from .report import OUTCOMES, Report, Result
+from .report import OUTCOMES, MergedReport, Report, Result, merge, plan_lines
 from .runner import DEFAULT_TEST, bite, default_timeout, run
 
 __all__ = [
     "DEFAULT_TEST",
     "OPERATORS",
     "OUTCOMES",
+    "MergedReport",
     "Mutant",
     "Project",
     "Report",
@@ -31,7 +32,9 @@ __all__ = [
     "default_timeout",
     "find_mutants",
     "make_mutants",
+    "merge",
     "plan",
+    "plan_lines",
     "read_labels",
     "run",
     "show",

@@ -7,6 +7,8 @@ as its lines are unchanged (`show`).
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,19 +51,63 @@ def find_mutants(
     return mutants
 
 
+def _closest_pinned(label: str, baselines: str | os.PathLike[str]) -> list[str]:
+    """The pinned labels nearest to `label` by spelling, or none when the baselines name none."""
+    try:
+        pinned = read_labels(baselines)
+    except UsageError:
+        return []
+    return difflib.get_close_matches(label, pinned, n=3, cutoff=0.5)
+
+
+def check_labels(labels: Sequence[str], mutants: Sequence[Mutant], baselines: str | os.PathLike[str]) -> None:
+    """Refuse a --label that no call site in SOURCE matched, naming it and the closest pinned labels."""
+    matched = {call for mutant in mutants for call in mutant.calls}
+    for label in labels:
+        if label in matched:
+            continue
+        closest = _closest_pinned(label, baselines)
+        hint = f"; closest pinned labels: {', '.join(closest)}" if closest else "; no pinned label is close"
+        raise UsageError(f"--label {label} matches no call site in SOURCE{hint}")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` as (K, N), 1 <= K <= N; anything else is a usage error."""
+    index, slash, count = text.partition("/")
+    if slash and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count):
+        return int(index), int(count)
+    raise UsageError(f"--shard takes K/N with 1 <= K <= N, got {text!r}")
+
+
+def in_shard(mutant_id: str, shard: tuple[int, int]) -> bool:
+    """Whether the mutant with this id belongs to shard K of N.
+
+    A digest of the id alone decides, so every machine of a CI matrix picks the same
+    split from the same sources, and a mutant added elsewhere moves no other one.
+    """
+    index, count = shard
+    digest = hashlib.sha1(mutant_id.encode(), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:8], "big") % count == index - 1
+
+
 def plan(
     sources: Sequence[str | os.PathLike[str]],
     *,
     baselines: str | os.PathLike[str] = "baselines",
     labels: Sequence[str] = (),
     operators: Sequence[str] = OPERATORS,
+    shard: tuple[int, int] | None = None,
 ) -> tuple[Project, dict[str, bytes | None], list[Mutant]]:
-    """The project, the SOURCE snapshot and the mutants bite would run, from the current folder."""
+    """The project, the SOURCE snapshot and the mutants bite would run (of one shard), from the current folder."""
     check_operators(operators)
     project = Project.locate()
     snapshot = snapshot_sources(project, sources)
     chosen = list(labels) or read_labels(baselines)
-    return project, snapshot, find_mutants(project, snapshot, chosen, operators)
+    mutants = find_mutants(project, snapshot, chosen, operators)
+    check_labels(labels, mutants, baselines)
+    if shard is not None:
+        mutants = [mutant for mutant in mutants if in_shard(mutant.id, shard)]
+    return project, snapshot, mutants
 
 
 def show(

@@ -1,12 +1,13 @@
-"""bite's results and report: what the test command did with each mutant, as text and as JSON."""
+"""bite's results and report: each mutant's outcome as text and JSON, and shard reports merged into one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .mutants import Mutant
+from ..errors import UsageError
+from .mutants import OPERATORS, Mutant
 
 OUTCOMES = ("caught", "timeout", "survived", "error")
 
@@ -20,12 +21,59 @@ class Result:
     detail: str = ""
 
 
+def _exit_code(summary: Mapping[str, int]) -> int:
+    """1 when a mutant survived, else 2 when one could not be run, else 0."""
+    if summary.get("survived"):
+        return 1
+    return 2 if summary.get("error") else 0
+
+
+def _table(rows: list[tuple[str, ...]]) -> Iterator[str]:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
+    for row in rows:
+        yield "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
+
+
+def plan_lines(mutants: Sequence[Mutant]) -> Iterator[str]:
+    """The planned mutants, one a line (id, operator, place, calls), for `--list`."""
+    if mutants:
+        rows: list[tuple[str, ...]] = [("ID", "OPERATOR", "WHERE", "CALLS")]
+        rows += [(m.id, m.operator, m.where, " <-> ".join(m.calls)) for m in mutants]
+        yield from _table(rows)
+    yield f"bite: {len(mutants)} mutant{'s' if len(mutants) != 1 else ''} planned; nothing run"
+
+
+def _lines(data: Mapping[str, Any]) -> Iterator[str]:
+    """The text report of a report's JSON form: the table, the survivors' diffs, the errors, a summary."""
+    mutants = data["mutants"]
+    rows: list[tuple[str, ...]] = [("ID", "OPERATOR", "WHERE", "CALLS", "OUTCOME")]
+    rows += [
+        (m["id"], m["operator"], f"{m['file']}:{m['line']}", " <-> ".join(m["calls"]), m["outcome"]) for m in mutants
+    ]
+    yield from _table(rows)
+    for m in mutants:
+        if m["outcome"] == "survived":
+            yield ""
+            yield f"survived {m['id']}: {m['operator']} {' <-> '.join(m['calls'])}"
+            yield from m["diff"].splitlines()
+    for m in mutants:
+        if m["outcome"] == "error":
+            yield ""
+            yield f"error {m['id']}: {m['detail']}"
+    yield ""
+    counts = ", ".join(f"{data['summary'][outcome]} {outcome}" for outcome in OUTCOMES)
+    total = len(mutants)
+    shard = f" (shard {data['shard']})" if data.get("shard") else ""
+    yield f"bite: {total} mutant{'s' if total != 1 else ''}{shard} in {data['isolation']}: {counts}"
+
+
 @dataclass(frozen=True)
 class Report:
     """Every mutant's outcome; `lines()` is the text report, `as_json()` the machine one."""
 
     results: tuple[Result, ...]
     isolation: str
+    shard: tuple[int, int] | None = None
 
     def count(self, outcome: str) -> int:
         return sum(1 for result in self.results if result.outcome == outcome)
@@ -33,46 +81,18 @@ class Report:
     @property
     def exit_code(self) -> int:
         """1 when a mutant survived, else 2 when one could not be run, else 0."""
-        if self.count("survived"):
-            return 1
-        return 2 if self.count("error") else 0
+        return _exit_code({outcome: self.count(outcome) for outcome in OUTCOMES})
 
     def summary(self) -> str:
-        counts = ", ".join(f"{self.count(outcome)} {outcome}" for outcome in OUTCOMES)
-        total = len(self.results)
-        return f"bite: {total} mutant{'s' if total != 1 else ''} in {self.isolation}: {counts}"
+        return list(_lines(self.as_json()))[-1]
 
     def lines(self) -> Iterator[str]:
-        rows = [("ID", "OPERATOR", "WHERE", "CALLS", "OUTCOME")]
-        rows += [
-            (
-                r.mutant.id,
-                r.mutant.operator,
-                r.mutant.where,
-                " <-> ".join(r.mutant.calls),
-                r.outcome,
-            )
-            for r in self.results
-        ]
-        widths = [max(len(row[column]) for row in rows) for column in range(4)]
-        for row in rows:
-            yield ("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[4])
-        for result in self.results:
-            if result.outcome == "survived":
-                mutant = result.mutant
-                yield ""
-                yield f"survived {mutant.id}: {mutant.operator} {' <-> '.join(mutant.calls)}"
-                yield from mutant.diff().splitlines()
-        for result in self.results:
-            if result.outcome == "error":
-                yield ""
-                yield f"error {result.mutant.id}: {result.detail}"
-        yield ""
-        yield self.summary()
+        return _lines(self.as_json())
 
     def as_json(self) -> dict[str, Any]:
         return {
             "isolation": self.isolation,
+            "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
             "mutants": [
                 {
                     "id": r.mutant.id,
@@ -90,3 +110,68 @@ class Report:
             "summary": {outcome: self.count(outcome) for outcome in OUTCOMES},
             "exit_code": self.exit_code,
         }
+
+
+@dataclass(frozen=True)
+class MergedReport:
+    """Shard reports combined into the report one run would give, in the same order."""
+
+    data: dict[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.data["exit_code"])
+
+    def lines(self) -> Iterator[str]:
+        return _lines(self.data)
+
+    def as_json(self) -> dict[str, Any]:
+        return self.data
+
+
+_OPERATOR_ORDER = {name: rank for rank, name in enumerate(OPERATORS)}
+
+
+def _sort_key(mutant: Mapping[str, Any]) -> tuple[str, int, int, int, str]:
+    # The order make_mutants gives within a file, with the files in name order as a
+    # snapshot lists them, so a merge reads like one run.
+    return (
+        mutant["file"],
+        mutant["line"],
+        _OPERATOR_ORDER.get(mutant["operator"], 99),
+        mutant["end_line"],
+        mutant["id"],
+    )
+
+
+def merge(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> MergedReport:
+    """One report from the JSON reports of the shards of a run; `names` name them in errors."""
+    mutants: dict[str, dict[str, Any]] = {}
+    isolation: set[str] = set()
+    for data, name in zip(reports, names, strict=True):
+        try:
+            entries = list(data["mutants"])
+            isolation.add(str(data["isolation"]))
+            for entry in entries:
+                entry_id = str(entry["id"])
+                if entry_id in mutants:
+                    raise UsageError(
+                        f"mutant {entry_id} is in two reports (the second is {name}); merge each shard once"
+                    )
+                if entry["outcome"] not in OUTCOMES:
+                    raise UsageError(f"{name}: unknown outcome {entry['outcome']!r}")
+                mutants[entry_id] = dict(entry)
+        except (KeyError, TypeError) as exc:
+            raise UsageError(f"{name} is not a bite JSON report (missing {exc})") from None
+    ordered = sorted(mutants.values(), key=_sort_key)
+    summary = {outcome: sum(1 for m in ordered if m["outcome"] == outcome) for outcome in OUTCOMES}
+    ran = sorted(isolation - {"no scratch copies"}) or sorted(isolation)
+    return MergedReport(
+        {
+            "isolation": " and ".join(ran),
+            "shard": None,
+            "mutants": ordered,
+            "summary": summary,
+            "exit_code": _exit_code(summary),
+        }
+    )

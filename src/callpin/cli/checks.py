@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
+from typing import Any
 
 import click
 
@@ -99,7 +101,7 @@ def probe_command(
 
 
 @cli.command("bite", short_help="Check that the tests catch mutated collaborator calls.")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True), metavar="SOURCE...")
 @click.option(
     "--test",
     "test_command",
@@ -135,6 +137,15 @@ def probe_command(
 @format_option
 @output_option
 @click.option("--show", "show_id", default=None, metavar="ID", help="Print one mutant's source diff and run nothing.")
+@click.option(
+    "--list", "list_only", is_flag=True, help="Print the planned mutants (id, operator, place, calls); run nothing."
+)
+@click.option("--shard", default=None, metavar="K/N", help="Run only shard K of N of the mutants, chosen by their ids.")
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="SOURCE... are JSON reports of shards (--format json); print them as one report with its exit code.",
+)
 def bite_command(
     sources: tuple[str, ...],
     test_command: str | None,
@@ -146,17 +157,32 @@ def bite_command(
     output: str,
     destination: str | None,
     show_id: str | None,
+    list_only: bool,
+    shard: str | None,
+    merge: bool,
 ) -> int:
     """Prove the harness can fail: mutate the calls to the pinned collaborators in SOURCE
     (swap, delete, duplicate) and check that the test command catches every mutant.
 
     Exit 0 when every mutant is caught, 1 when one survived, 2 when bite could not run.
+    `--shard K/N` on each machine of a CI matrix, then `callpin bite --merge *.json`.
     """
     from .. import bite as bite_module
+    from ..bite.planning import parse_shard
     from ..errors import BiteError
 
+    if merge:
+        merged = bite_module.merge([_read_report(path) for path in sources], sources)
+        print_report(merged, output, destination)
+        return merged.exit_code
     chosen = tuple(name.strip() for name in operators.split(",") if name.strip())
+    part = None if shard is None else parse_shard(shard)
     try:
+        if list_only:
+            _, _, planned = bite_module.plan(sources, baselines=baselines, labels=labels, operators=chosen, shard=part)
+            for line in bite_module.plan_lines(planned):
+                click.echo(line)
+            return EXIT_SAME
         if show_id is not None:
             mutant = bite_module.show(sources, show_id, baselines=baselines, labels=labels, operators=chosen)
             click.echo(mutant.diff(), nl=False)
@@ -170,6 +196,7 @@ def bite_command(
             jobs=jobs,
             timeout=timeout,
             progress=sys.stderr,
+            shard=part,
         )
     except KeyboardInterrupt:
         return fail("callpin bite: interrupted; scratch copies removed", EXIT_INTERRUPTED)
@@ -179,6 +206,20 @@ def bite_command(
         raise
     print_report(report, output, destination)
     return int(report.exit_code)
+
+
+def _read_report(path: str) -> dict[str, Any]:
+    """A shard's JSON report; anything else is a usage error naming the file."""
+    from ..errors import UsageError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read bite report {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} is not a bite JSON report")
+    return data
 
 
 # ---------------------------------------------------------------------------
