@@ -494,3 +494,19 @@ def test_a_missing_event_after_a_changed_one_is_placed_after_it():
     assert [op.op for op in result.ops] == ["changed", "missing", "extra"]
     assert result.position_in_new(0) == 0
     assert result.position_in_new(2) == 2
+
+
+def test_calls_to_one_collaborator_with_different_arguments_in_a_new_order_are_moved_not_changed():
+    names = [f"f{k:02}.txt" for k in range(12)]
+    resorted = sorted(names, key=lambda name: (int(name[1:3]) * 7) % 12)
+
+    def reads(order):
+        return [
+            call("app.start"),
+            *(event for name in order for event in (call("fs.read", name), ret("fs.read", name.upper()))),
+        ]
+
+    result = diff(log_of(*reads(names)), log_of(*reads(resorted)))
+    assert result.summary["changed"] == 0
+    assert result.summary["moved"] > 0
+    assert {op.label for op in result.ops} == {"fs.read"}
