@@ -13,7 +13,7 @@ from callpin import diff as diff_function
 from callpin.diff import Counts, Diff, Op
 from callpin.fields import ABSENT, FieldChange
 from callpin.logfile import Log
-from callpin.normalize import DEFAULT_RULES, RuleSet
+from callpin.normalize import DEFAULT_RULES, RuleSet, rule
 from sample_logs import call, frames_of, log_of, mark, raised, renewal, ret, write
 
 # The alignment module, for its tuning constant.
@@ -364,13 +364,35 @@ def test_an_unknown_order_is_a_usage_error():
 # Inputs.
 
 
-def test_logs_normalized_with_different_rules_cannot_be_compared():
+def test_logs_normalized_with_fewer_rules_are_compared_after_applying_the_others():
+    token = "5f0c6a8e-7d1b-4b7a-9c1e-2f3a4b5c6d7e"
     only_uuid = RuleSet.named(["uuid"])
-    with pytest.raises(RulesMismatch, match=r"\[uuid, timestamp, address\].*\[uuid\]") as raised_error:
-        diff(log_of(A), log_of(A, rules=only_uuid))
-    assert raised_error.value.old == DEFAULT_RULES
-    assert raised_error.value.new == only_uuid
+    stamped = call("svc.a", token, "2024-01-02T03:04:05Z")
+    other = call("svc.a", token, "2025-06-07T08:09:10Z")
+    assert diff(log_of(stamped, rules=only_uuid), log_of(other)).same
+    assert diff(log_of(other), log_of(stamped, rules=only_uuid)).same
+    changed = diff(log_of(stamped, rules=only_uuid), log_of(call("svc.a", "x", "2025-06-07T08:09:10Z")))
+    assert [op.op for op in changed.ops] == ["changed"]
+
+
+def test_rules_with_one_name_and_two_patterns_cannot_be_compared_and_are_named_once():
+    old_rules = DEFAULT_RULES.with_rules([rule(r"v\d+", "build")])
+    new_rules = DEFAULT_RULES.with_rules([rule(r"v[0-9.]+", "build")])
+    with pytest.raises(RulesMismatch) as raised_error:
+        diff(log_of(A, rules=old_rules, path="old.cpin"), log_of(A, rules=new_rules, path="new.cpin"))
+    message = str(raised_error.value)
+    assert "'build' is 'v\\\\d+' in one and 'v[0-9.]+' in the other" in message
+    assert message.count("'build' is") == 1
+    assert raised_error.value.old == old_rules
+    assert raised_error.value.new == new_rules
     assert isinstance(raised_error.value, AssertionError)
+
+
+def test_rules_given_to_diff_normalize_both_sides():
+    old = log_of(call("svc.a", "lib 1.2.3"))
+    new = log_of(call("svc.a", "lib 1.2.4"))
+    assert not diff(old, new).same
+    assert diff(old, new, rules=[rule(r"\d+\.\d+\.\d+", "version")]).same
 
 
 def test_diff_reads_logs_from_paths(tmp_path):
@@ -472,3 +494,19 @@ def test_a_missing_event_after_a_changed_one_is_placed_after_it():
     assert [op.op for op in result.ops] == ["changed", "missing", "extra"]
     assert result.position_in_new(0) == 0
     assert result.position_in_new(2) == 2
+
+
+def test_calls_to_one_collaborator_with_different_arguments_in_a_new_order_are_moved_not_changed():
+    names = [f"f{k:02}.txt" for k in range(12)]
+    resorted = sorted(names, key=lambda name: (int(name[1:3]) * 7) % 12)
+
+    def reads(order):
+        return [
+            call("app.start"),
+            *(event for name in order for event in (call("fs.read", name), ret("fs.read", name.upper()))),
+        ]
+
+    result = diff(log_of(*reads(names)), log_of(*reads(resorted)))
+    assert result.summary["changed"] == 0
+    assert result.summary["moved"] > 0
+    assert {op.label for op in result.ops} == {"fs.read"}

@@ -249,3 +249,112 @@ def test_nested_runners_report_to_the_innermost_until_it_goes(billing, tmp_path,
     _pin_echo(tmp_path / "b.cpin", [1])
     assert inner.heard == [("a.cpin", "written")]
     assert runner.heard == [("b.cpin", "written")]
+
+
+# ---------------------------------------------------------------------------
+# Rules that evolve, and the comparison's options.
+
+VERSION = callpin.rule(r"\d+\.\d+\.\d+", "version")
+
+
+def test_a_baseline_recorded_with_fewer_rules_passes_when_the_calls_are_the_same(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    with callpin.pin(path, spy="cp_billing.echo", mode="new"):
+        billing.echo("lib 1.2.3")
+    with callpin.pin(path, spy="cp_billing.echo", mode="check", normalize=callpin.DEFAULT_RULES.with_rules([VERSION])):
+        billing.echo("lib 1.2.3")
+    with pytest.raises(callpin.Drift):
+        with callpin.pin(
+            path, spy="cp_billing.echo", mode="check", normalize=callpin.DEFAULT_RULES.with_rules([VERSION])
+        ):
+            billing.echo("other 1.2.3")
+
+
+def test_update_with_new_rules_says_whether_a_call_changed(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    rules = callpin.DEFAULT_RULES.with_rules([VERSION])
+    with callpin.pin(path, spy="cp_billing.echo", mode="new"):
+        billing.echo("lib 1.2.3")
+    same = callpin.pin(path, spy="cp_billing.echo", mode="update", normalize=rules)
+    with same:
+        billing.echo("lib 1.2.3")
+    assert same.outcome == "updated"
+    assert callpin.load(path).rules == rules
+    changed = callpin.pin(path, spy="cp_billing.echo", mode="update", normalize=rules.with_rules([]))
+    with changed:
+        billing.echo(
+            "lib 2.0.0",
+        )
+        billing.echo("again")
+    assert changed.outcome == "updated"
+    assert changed.diff is not None and changed.diff.summary["extra"] == 1
+
+
+def test_update_notes_name_no_call_changed_or_the_changes(billing, tmp_path):
+    notes: list[tuple[str, str | None]] = []
+
+    class Observer:
+        mode = "update"
+        diff_lines = None
+
+        def shown(self, path):
+            return os.path.basename(path)
+
+        def pinned(self, path, outcome, note):
+            notes.append((outcome, note))
+
+        def command_path(self, path):
+            return path
+
+    path = tmp_path / "renew.cpin"
+    with callpin.pin(path, spy="cp_billing.echo", mode="new"):
+        billing.echo("lib 1.2.3")
+    observer = Observer()
+    observe(observer)
+    try:
+        rules = callpin.DEFAULT_RULES.with_rules([VERSION])
+        with callpin.pin(path, spy="cp_billing.echo", normalize=rules):
+            billing.echo("lib 1.2.3")
+        other = callpin.DEFAULT_RULES.with_rules([VERSION, callpin.rule("lib", "name")])
+        with callpin.pin(path, spy="cp_billing.echo", normalize=other):
+            billing.echo("lib 1.2.3")
+            billing.echo("lib 1.2.3")
+    finally:
+        unobserve(observer)
+    assert notes[0] == ("updated", "rewrote renew.cpin with new normalization rules; no call changed")
+    assert notes[1][0] == "updated"
+    assert notes[1][1].startswith("updated renew.cpin with new normalization rules: 1 difference")
+
+
+def test_a_rule_under_another_pattern_fails_naming_it_with_both_patterns(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    with callpin.pin(path, spy="cp_billing.echo", mode="new", normalize=callpin.DEFAULT_RULES.with_rules([VERSION])):
+        billing.echo("lib 1.2.3")
+    other = callpin.DEFAULT_RULES.with_rules([callpin.rule(r"\d+", "version")])
+    with pytest.raises(callpin.RulesMismatch) as raised:
+        with callpin.pin(path, spy="cp_billing.echo", mode="check", normalize=other):
+            billing.echo("lib 1.2.3")
+    message = str(raised.value)
+    assert "'version' is '\\\\d+\\\\.\\\\d+\\\\.\\\\d+' in one and '\\\\d+' in the other" in message
+    assert message.count("'version' is") == 1
+
+
+def test_pin_compares_with_its_order_and_ignore(billing, tmp_path):
+    path = tmp_path / "renew.cpin"
+    with callpin.pin(path, spy="cp_billing.echo", mode="new"):
+        billing.echo({"id": 1, "at": "monday"})
+        billing.echo(2)
+    with callpin.pin(path, spy="cp_billing.echo", mode="check", order="none", ignore=["args[0].at"]):
+        billing.echo(2)
+        billing.echo({"id": 1, "at": "tuesday"})
+    with pytest.raises(callpin.Drift):
+        with callpin.pin(path, spy="cp_billing.echo", mode="check", ignore=["args[0].at"]):
+            billing.echo(2)
+            billing.echo({"id": 1, "at": "tuesday"})
+
+
+def test_pin_refuses_a_bad_order_or_ignore_before_the_block_runs(tmp_path):
+    with pytest.raises(UsageError, match="unknown order"):
+        callpin.pin(tmp_path / "a.cpin", spy="os.getcwd", order="random")
+    with pytest.raises(UsageError, match="cannot ignore"):
+        callpin.pin(tmp_path / "a.cpin", spy="os.getcwd", ignore=["label"])

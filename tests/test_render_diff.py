@@ -204,3 +204,24 @@ def test_json_counts_name_each_kind_a_label_has():
 def test_the_json_stat_view_leaves_out_the_ops():
     document = json.loads(render_json(diff(log_of(A), log_of(B)), stat=True))
     assert set(document) == {"same", "summary", "counts"}
+
+
+def test_a_field_change_repeated_across_calls_is_written_once_with_the_calls_it_occurs_in():
+    context = {"user": "u1"}
+    grown = {"user": "u1", "a": 1, "b": 2, "c": 3}
+    old = log_of(*(call(f"svc.step{k}", k, ctx=context) for k in range(5)))
+    new = log_of(*(call(f"svc.step{k}", k, ctx=grown) for k in range(5)))
+    text = render_text(diff(old, new))
+    for key, value in (("a", 1), ("b", 2), ("c", 3)):
+        line = f"kwargs.ctx.{key}: (absent) → {value}"
+        assert text.count(line) == 1
+        assert f"{line}  (in 5 calls: #0, #1, #2, #3, #4)" in text
+    assert text.count("(and 3 changes shown at #0)") == 4
+
+
+def test_a_field_change_in_one_call_only_is_written_plainly():
+    old = log_of(call("svc.a", ctx={"x": 1}), call("svc.b", ctx={"x": 1}))
+    new = log_of(call("svc.a", ctx={"x": 2}), call("svc.b", ctx={"x": 3}))
+    text = render_text(diff(old, new))
+    assert "kwargs.ctx.x: 1 → 2\n" in text + "\n"
+    assert "calls:" not in text

@@ -11,22 +11,24 @@ from __future__ import annotations
 import os
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, pairwise, repeat
 from operator import and_, eq, ge, getitem, gt, is_, itemgetter, lt, not_, sub
-from typing import Final, NamedTuple, cast
+from typing import Any, Final, NamedTuple, cast
 
 import msgpack
 import xxhash
 
 from . import codec
+from ._impl import Encoder
 from .align import align, complement, unstable
-from .errors import CorruptLog, RulesMismatch, UsageError
+from .errors import CorruptLog, UsageError
 from .event import FIELDS, KINDS
-from .fields import FieldChange, field_changes
+from .fields import FieldChange, KeyPath, field_changes, key_path
 from .logfile import Log, load
-from .normalize import RuleSet
+from .normalize import NO_RULES, Rule
+from .renormalize import reconcile
 
 ORDERS: Final = ("strict", "thread", "none")
 IGNORABLE: Final = FIELDS[2:]
@@ -168,30 +170,26 @@ def diff(
     *,
     ignore: Iterable[str] = (),
     order: str = "strict",
+    rules: Sequence[Rule] = (),
 ) -> Diff:
     """Compare two logs (or the logs at two paths) by call order and count.
 
     `ignore` names event fields left out of an event's identity (any of args,
     kwargs, value, error, thread, depth). `order` is "strict" (one sequence),
     "thread" (each thread's sequence on its own) or "none" (only how many times each
-    distinct event happened). Raises RulesMismatch when the logs were normalized
-    with different rules, since their values could not be compared.
+    distinct event happened). `rules` are applied to both logs before comparing.
+    Logs normalized with different rules are compared after applying to each the
+    rules only the other has (the bytes recording with them gives); RulesMismatch
+    is raised when one rule has different patterns in the two logs.
     """
-    ignored = _check_ignore(ignore)
-    if order not in ORDERS:
-        raise UsageError(f"unknown order {order!r} (known: {', '.join(ORDERS)})")
+    ignored, paths = check_options(order, ignore)
     old_log = old if isinstance(old, Log) else load(old)
     new_log = new if isinstance(new, Log) else load(new)
-    if old_log.rules != new_log.rules:
-        raise RulesMismatch(
-            f"{_name(old_log, 'old log')} was normalized with rules [{_rule_names(old_log.rules)}] "
-            f"but {_name(new_log, 'new log')} with [{_rule_names(new_log.rules)}]; "
-            "normalize both alike (callpin normalize) before comparing",
-            old=old_log.rules,
-            new=new_log.rules,
-        )
-    old_side = _Side(old_log, ignored)
-    new_side = _Side(new_log, ignored)
+    old_log, new_log = reconcile(
+        old_log, new_log, tuple(rules), names=(_name(old_log, "the old log"), _name(new_log, "the new log"))
+    )
+    old_side = _Side(old_log, ignored, paths)
+    new_side = _Side(new_log, ignored, paths)
     counts = _counts(old_side, new_side)
     runs: list[Run] = []
     if order == "none":
@@ -203,23 +201,29 @@ def diff(
         everything_old, everything_new = range(len(old_log)), range(len(new_log))
         ops, pairs = _compare_sequences(old_side, new_side, everything_old, everything_new)
         runs = pairs.runs()
-    return Diff(old_log, new_log, order=order, ignore=ignored, ops=ops, runs=runs, counts=counts)
+    shown = (*ignored, *(path.text for path in paths))
+    return Diff(old_log, new_log, order=order, ignore=shown, ops=ops, runs=runs, counts=counts)
 
 
-def _check_ignore(ignore: Iterable[str]) -> tuple[str, ...]:
+def check_options(order: str, ignore: Iterable[str]) -> tuple[tuple[str, ...], tuple[KeyPath, ...]]:
+    """The whole fields and the key paths `ignore` names; raises UsageError on a bad option."""
+    if order not in ORDERS:
+        raise UsageError(f"unknown order {order!r} (known: {', '.join(ORDERS)})")
     names = (ignore,) if isinstance(ignore, str) else tuple(ignore)
+    paths: list[KeyPath] = []
     for name in names:
-        if name not in IGNORABLE:
+        if name in IGNORABLE:
+            continue
+        if name in FIELDS[:2]:
             raise UsageError(f"cannot ignore {name!r}: the fields that can be ignored are {', '.join(IGNORABLE)}")
-    return tuple(field for field in IGNORABLE if field in names)
+        found = key_path(name, IGNORABLE)
+        if found.field not in names and found not in paths:
+            paths.append(found)
+    return tuple(field for field in IGNORABLE if field in names), tuple(paths)
 
 
 def _name(log: Log, fallback: str) -> str:
     return log.path or fallback
-
-
-def _rule_names(rules: RuleSet) -> str:
-    return ", ".join(one.name for one in rules.rules)
 
 
 # ---------------------------------------------------------------------------
@@ -229,13 +233,17 @@ def _rule_names(rules: RuleSet) -> str:
 class _Side:
     """A log seen through identities: a digest and a raw kind+label key per event."""
 
-    def __init__(self, log: Log, ignore: tuple[str, ...]) -> None:
+    def __init__(self, log: Log, ignore: tuple[str, ...], paths: tuple[KeyPath, ...] = ()) -> None:
         self.log = log
         self.ignore = ignore
+        self.paths = paths
+        self._canonical: Callable[[Any], bytes] = Encoder(NO_RULES).encode
         self._unpacker = msgpack.Unpacker(max_buffer_size=codec.MAX_FRAME)
         self._decoder = codec.Decoder(log.path)
         frames = log.frames
-        if ignore:
+        if paths:
+            self.digests = list(map(self._stripped_digest, frames, range(len(frames))))
+        elif ignore:
             kept = [k for k, name in enumerate(FIELDS) if name not in ignore]
             self.digests = [
                 xxhash.xxh3_64_intdigest(b"".join([fields[k] for k in kept]))
@@ -245,6 +253,15 @@ class _Side:
             self.digests = list(map(xxhash.xxh3_64_intdigest, frames))
         self.keys = self._keys(frames)
         self._kind_labels: dict[bytes, tuple[str, str]] = {}
+
+    def _stripped_digest(self, frame: bytes, index: int) -> int:
+        """The digest of a frame's kept fields, with what the key paths name taken out."""
+        fields = self.fields(frame, index)
+        canonical = self._canonical
+        for path in self.paths:
+            k = FIELDS.index(path.field)
+            fields[k] = canonical(path.strip(self._decoder.decode(fields[k])))
+        return xxhash.xxh3_64_intdigest(b"".join(raw for k, raw in enumerate(fields) if FIELDS[k] not in self.ignore))
 
     def _keys(self, frames: list[bytes]) -> list[bytes]:
         """Every frame's kind byte and label bytes (a prefix of the frame), without a parser.
@@ -461,7 +478,12 @@ def _classify_gap(old: _Side, new: _Side, left: list[int], right: list[int]) -> 
             j = right[match[k]]
             paired.add(j)
             changes = field_changes(
-                old.log[i], new.log[j], old.fields(old.log.frames[i], i), new.fields(new.log.frames[j], j), old.ignore
+                old.log[i],
+                new.log[j],
+                old.fields(old.log.frames[i], i),
+                new.fields(new.log.frames[j], j),
+                old.ignore,
+                old.paths,
             )
             ops.append(Op("changed", old.label(i), i, j, changes))
     ops.extend(Op("extra", new.label(j), None, j) for j in right if j not in paired)

@@ -6,13 +6,13 @@ import os
 import shlex
 from typing import Any, Protocol
 
-from .diff import Diff, diff
+from .diff import Diff, check_options, diff
 from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
 from .logfile import Log, load
-from .normalize import RuleSet
 from .received import received_path, remove_received, write_received
 from .recorder import Recording
 from .render_diff import render_text, summary_line
+from .renormalize import reconcile
 from .spy import SpySpec
 from .text import counted
 
@@ -101,6 +101,8 @@ def pin(
     mode: str | None = None,
     diff_lines: int | None = None,
     shown_as: str | None = None,
+    order: str = "strict",
+    ignore: tuple[str, ...] | list[str] = (),
     **record_options: Any,
 ) -> Pin:
     """Record like `record()`, then compare with the baseline at `path` when the block ends.
@@ -122,8 +124,19 @@ def pin(
     passes removes it. The message shows at most `diff_lines` lines of differences
     (default 40; 0 for all). `shown_as` is how messages name the baseline (default:
     `path`), e.g. a path relative to a project's root where `path` is absolute.
+    `order` and `ignore` are those of `callpin.diff`: how the calls are compared
+    ("strict", "thread", "none") and the fields or key paths left out.
     """
-    return Pin(path, spy=spy, mode=mode, diff_lines=diff_lines, shown_as=shown_as, **record_options)
+    return Pin(
+        path,
+        spy=spy,
+        mode=mode,
+        diff_lines=diff_lines,
+        shown_as=shown_as,
+        order=order,
+        ignore=ignore,
+        **record_options,
+    )
 
 
 class Pin:
@@ -142,8 +155,14 @@ class Pin:
         mode: str | None = None,
         diff_lines: int | None = None,
         shown_as: str | None = None,
+        order: str = "strict",
+        ignore: tuple[str, ...] | list[str] = (),
         **record_options: Any,
     ) -> None:
+        # Checked now: a bad option is the test's mistake, not a drift found on exit.
+        check_options(order, ignore)
+        self.order = order
+        self.ignore = tuple(ignore)
         self.path = os.fspath(path)
         self._observer = _observers[-1] if _observers else None
         observer = self._observer
@@ -213,33 +232,47 @@ class Pin:
             self._write()
             self._report("updated", f"rewrote unreadable {self.shown} ({counted(len(new_log), 'event')})")
             return
-        if old_log.rules != new_log.rules:
-            if self.mode == "update":
-                self._write()
-                self._report("updated", f"rewrote {self.shown} with new normalization rules")
-                return
-            self._receive()
-            raise RulesMismatch(
-                f"{self.shown} was recorded with rules {_rule_names(old_log.rules)}, "
-                f"this recording uses {_rule_names(new_log.rules)}: re-record the baseline "
-                "(mode 'update') or record with the baseline's rules"
-            )
+        new_rules = old_log.rules != new_log.rules
+        if new_rules:
+            try:
+                # A baseline recorded with fewer rules is compared as if recorded
+                # with them: adding a rule fails no pin whose calls are the same.
+                old_log, new_log = reconcile(old_log, new_log, names=(self.shown, "this recording"))
+            except RulesMismatch as exc:
+                if self.mode == "update":
+                    self._write()
+                    self._report("updated", f"rewrote {self.shown} with new normalization rules")
+                    return
+                self._receive()
+                raise RulesMismatch(
+                    f"{exc}: re-record the baseline (mode 'update') or record with the baseline's rules",
+                    old=exc.old,
+                    new=exc.new,
+                ) from None
         if old_log.fingerprint == new_log.fingerprint and len(old_log) == len(new_log):
-            remove_received(self.path)
-            self._report("same")
+            self._same(new_rules)
             return
-        self.diff = found = diff(old_log, new_log)
+        self.diff = found = diff(old_log, new_log, order=self.order, ignore=self.ignore)
         if found.same:
-            remove_received(self.path)
-            self._report("same")
+            self._same(new_rules)
             return
         if self.mode == "update":
             self._write()
-            self._report("updated", f"updated {self.shown}: {summary_line(found)}")
+            how = " with new normalization rules" if new_rules else ""
+            self._report("updated", f"updated {self.shown}{how}: {summary_line(found)}")
             return
         received = self._receive()
         self._report("drifted", f"drifted {self.shown}: {summary_line(found)}")
         raise Drift(self.shown, found, self._drift_message(found, received))
+
+    def _same(self, new_rules: bool) -> None:
+        """The calls are the baseline's; in update mode a baseline with older rules is rewritten."""
+        if new_rules and self.mode == "update":
+            self._write()
+            self._report("updated", f"rewrote {self.shown} with new normalization rules; no call changed")
+            return
+        remove_received(self.path)
+        self._report("same")
 
     def _drift_message(self, found: Diff, received: str) -> str:
         text = render_text(found, limit=self.diff_lines or None)
@@ -272,7 +305,3 @@ class Pin:
         if ci_active():
             command = f"{command} (locally: CI refuses to write baselines)"
         return command
-
-
-def _rule_names(rules: RuleSet) -> str:
-    return "[" + ", ".join(name for name, _ in rules.describe()) + "]"

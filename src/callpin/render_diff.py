@@ -151,8 +151,10 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False, limit: int
         lines.append(f"{'':8} {'old':>{width}} {'new':>{width}}")
     shown_lines = 0
     shown_ops = 0
+    calls = repeated_changes(diff)
+    first: dict[str, int] = {}
     for row in laid_out:
-        row_lines = _row_lines(row, width, color)
+        row_lines = _row_lines(row, width, color, calls, first)
         if limit is not None and shown_lines + len(row_lines) > limit:
             left = len(diff.ops) - shown_ops
             lines.append(f"… {counted(left, 'more difference')} not shown")
@@ -163,7 +165,20 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False, limit: int
     return "\n".join([*lines, render_stat(diff, color=color)])
 
 
-def _row_lines(row: Row, width: int, color: bool) -> list[str]:
+def repeated_changes(diff: Diff) -> dict[str, list[int]]:
+    """Each field change (as `render_field` writes it) found in more than one changed op,
+    with the new indices of the events it occurs in."""
+    where: dict[str, list[int]] = {}
+    for op in diff.ops:
+        if op.op == "changed" and op.new is not None:
+            for change in op.fields:
+                where.setdefault(render_field(change), []).append(op.new)
+    return {text: events for text, events in where.items() if len(events) > 1}
+
+
+def _row_lines(
+    row: Row, width: int, color: bool, calls: dict[str, list[int]] | None = None, first: dict[str, int] | None = None
+) -> list[str]:
     if row.kind == "skip":
         text = f"{'':8} {'…':>{width}} {'':>{width}}  ({counted(row.hidden, 'equal event')})"
         return [_paint(text, "skip", color)]
@@ -174,7 +189,24 @@ def _row_lines(row: Row, width: int, color: bool) -> list[str]:
     line = f"{tag:8} {old:>{width}} {new:>{width}}  {render_event(row.event)}"
     out = [_paint(line, row.kind, color)]
     pad = " " * (8 + 2 * width + 6)
-    out.extend(_paint(pad + render_field(change), row.kind, color) for change in row.fields)
+    calls = calls or {}
+    first = {} if first is None else first
+    earlier: list[int] = []
+    for change in row.fields:
+        text = render_field(change)
+        events = calls.get(text)
+        if events is None:
+            out.append(_paint(pad + text, row.kind, color))
+        elif text in first:
+            # A change repeated across calls is written out once, where it first occurs.
+            earlier.append(first[text])
+        else:
+            first[text] = events[0]
+            listed = ", ".join(f"#{j}" for j in events)
+            out.append(_paint(f"{pad}{text}  (in {len(events)} calls: {listed})", row.kind, color))
+    if earlier:
+        listed = ", ".join(f"#{j}" for j in sorted(set(earlier)))
+        out.append(_paint(f"{pad}(and {counted(len(earlier), 'change')} shown at {listed})", row.kind, color))
     return out
 
 

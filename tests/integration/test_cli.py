@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from callpin import load
 from callpin.cli import cli
 from callpin.logfile import log_bytes
-from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet
+from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule
 from sample_logs import call, frames_of, mark, renewal, ret, write
 
 A, B, C = (call(f"svc.{name}") for name in "abc")
@@ -182,7 +182,10 @@ def test_diff_of_an_unreadable_log_is_a_one_line_error(logs, bad_inputs, bad, si
         (["--context", "many"], "--context"),
         (["--format", "xml"], "--format"),
         (["--order", "random"], "--order"),
-        (["--ignore", "label"], "--ignore"),
+        (["--ignore", "label"], "cannot ignore 'label'"),
+        (["--ignore", "kwargs.headers["], "not a key path"),
+        (["--rule", "nope"], "unknown rule 'nope'"),
+        (["--rule", "v=("], "invalid regular expression"),
     ],
 )
 def test_diff_with_a_bad_option_is_a_one_line_error(logs, options, words):
@@ -193,9 +196,89 @@ def test_diff_with_a_missing_argument_is_a_one_line_error(logs):
     assert_one_line_error(run("diff", logs["base"]), containing="Missing argument")
 
 
-def test_diff_of_logs_normalized_differently_is_a_one_line_error(tmp_path, logs):
+def test_diff_of_a_log_recorded_with_fewer_rules_applies_the_others_first(tmp_path, logs):
     other = write(tmp_path / "other.cpin", A, B, C, rules=RuleSet.named(["uuid"]))
-    assert_one_line_error(run("diff", logs["base"], other), containing="normalized with rules")
+    assert run("diff", logs["base"], other).exit_code == 0
+
+
+def test_diff_of_logs_with_one_rule_under_two_patterns_is_a_one_line_error_naming_both(tmp_path):
+    old = write(tmp_path / "old.cpin", A, rules=DEFAULT_RULES.with_rules([rule("v[0-9]+", "build")]))
+    new = write(tmp_path / "new.cpin", A, rules=DEFAULT_RULES.with_rules([rule("b[0-9]+", "build")]))
+    assert_one_line_error(run("diff", old, new), containing="'build' is 'v[0-9]+' in one and 'b[0-9]+' in the other")
+
+
+def test_diff_rule_normalizes_both_sides_before_comparing(tmp_path):
+    old = write(tmp_path / "old.cpin", call("svc.a", "requests/2.31.0"))
+    new = write(tmp_path / "new.cpin", call("svc.a", "requests/2.32.3"))
+    assert run("diff", old, new).exit_code == 1
+    assert run("diff", "--rule", r"version=\d+\.\d+\.\d+", old, new).exit_code == 0
+
+
+def test_diff_ignore_takes_a_key_path(tmp_path):
+    old = write(tmp_path / "old.cpin", call("svc.get", headers={"Date": "Mon", "Accept": "json"}))
+    new = write(tmp_path / "new.cpin", call("svc.get", headers={"Date": "Tue", "Accept": "json"}))
+    changed = write(tmp_path / "changed.cpin", call("svc.get", headers={"Date": "Tue", "Accept": "xml"}))
+    assert run("diff", old, new).exit_code == 1
+    assert run("diff", "--ignore", "kwargs.headers.Date", old, new).exit_code == 0
+    result = run("diff", "--ignore", "kwargs.headers.Date", "--format", "json", old, changed)
+    assert result.exit_code == 1
+    fields = json.loads(result.stdout)["ops"][0]["fields"]
+    assert fields == [{"path": "kwargs.headers.Accept", "old": "json", "new": "xml"}]
+
+
+def test_diff_of_two_folders_pairs_logs_by_relative_path(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    for root in (old, new):
+        (root / "billing").mkdir(parents=True)
+    write(old / "billing" / "renew.cpin", *renewal())
+    write(new / "billing" / "renew.cpin", *renewal(swapped=True))
+    write(old / "same.cpin", A, B)
+    write(new / "same.cpin", A, B)
+    write(old / "gone.cpin", A)
+    write(new / "added.cpin", B)
+    result = run("diff", old, new)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[:5] == [
+        "added.cpin: only in new",
+        "billing/renew.cpin: 2 differences: 2 moved, 0 missing, 0 extra, 0 changed",
+        "gone.cpin: only in old",
+        "same.cpin: identical: 2 events",
+        "4 logs: 1 identical, 1 different, 1 only in old, 1 only in new",
+    ]
+    assert "== billing/renew.cpin" in lines
+    document = json.loads(run("diff", "--format", "json", old, new).stdout)
+    assert [(pair["path"], pair["status"]) for pair in document["pairs"]] == [
+        ("added.cpin", "only in new"),
+        ("billing/renew.cpin", "different"),
+        ("gone.cpin", "only in old"),
+        ("same.cpin", "identical"),
+    ]
+    assert document["pairs"][1]["diff"]["summary"]["moved"] == 2
+    page = run("diff", "--format", "html", old, new).stdout
+    assert "data-path='billing/renew.cpin'" in page and "srcdoc=" in page
+
+
+def test_diff_of_two_identical_folders_exits_0_and_a_folder_against_a_log_is_an_error(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    write(old / "a.cpin", A)
+    log = write(new / "a.cpin", A)
+    assert run("diff", old, new).exit_code == 0
+    assert_one_line_error(run("diff", old, log), containing="is a directory")
+
+
+def test_diff_of_folders_with_an_unreadable_pair_exits_2_naming_it(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    write(old / "a.cpin", A)
+    (new / "a.cpin").write_text("hello\n")
+    result = run("diff", old, new)
+    assert result.exit_code == 2
+    assert "a.cpin: cannot compare" in result.stdout
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
 
 
 def test_diff_renewals_refactor_with_the_same_calls_exits_0(tmp_path):

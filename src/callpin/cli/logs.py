@@ -5,19 +5,20 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
 
 import click
 
-from .._impl import Encoder
 from ..diff import IGNORABLE, ORDERS, diff
 from ..errors import LogFormatError, UsageError
-from ..event import KIND_CODES
+from ..folder_diff import diff_folders
 from ..logfile import Log, log_bytes, write_log
-from ..normalize import DEFAULT_RULES, Rule, RuleSet, rule
+from ..normalize import DEFAULT_RULES, Rule
 from ..render_diff import render_json, render_stat, render_text
+from ..render_folder import folder_summary, pair_line, render_folder_html, render_folder_json, render_folder_text
 from ..render_html import render_html, render_log_html
 from ..render_log import render_log, render_log_json
+from ..renormalize import extended, parse_rules
+from ..renormalize import frames as renormalized_frames
 from ..text import counted
 from .app import (
     EXIT_DIFFERENT,
@@ -39,7 +40,7 @@ from .app import (
 # Reading and comparing logs.
 
 
-@cli.command("diff", short_help="Compare two logs by call order and count.")
+@cli.command("diff", short_help="Compare two logs, or two folders of logs, by call order and count.")
 @click.argument("old", type=click.Path())
 @click.argument("new", type=click.Path())
 @report_format_option
@@ -55,10 +56,17 @@ from .app import (
 )
 @click.option(
     "--ignore",
-    type=click.Choice(IGNORABLE),
     multiple=True,
-    metavar="FIELD",
-    help=f"Leave a field out of event identity ({', '.join(IGNORABLE)}); repeatable.",
+    metavar="FIELD|PATH",
+    help=f"Leave a field ({', '.join(IGNORABLE)}) or a key path (kwargs.headers.Date, args[1].url) "
+    "out of event identity; repeatable.",
+)
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="NAME[=REGEX]",
+    help="Normalize both sides with a built-in rule or a user rule NAME=REGEX before comparing; repeatable.",
 )
 @click.option(
     "--order",
@@ -75,18 +83,27 @@ def diff_command(
     stat: bool,
     context: int,
     ignore: tuple[str, ...],
+    rules: tuple[str, ...],
     order: str,
     color: bool | None,
     destination: str | None,
 ) -> int:
     """Compare log NEW against log OLD: exit 0 identical, 1 different, 2 cannot compare.
 
-    Either log may be `-`, standard input.
+    Either log may be `-`, standard input. Given two folders, the logs (*.cpin) under
+    them are paired by relative path: one line per pair, then the differences of
+    each pair that differs; exit 0 when every pair is identical.
     """
     if output == "html" and stat:
         raise UsageError("--stat has no HTML form; use --format text or json")
     one_stdin((old, new))
-    result = diff(read_log(old), read_log(new), ignore=ignore, order=order)
+    added = parse_rules(rules)
+    folders = [os.path.isdir(path) for path in (old, new)]
+    if any(folders):
+        if not all(folders):
+            raise UsageError(f"{old if folders[0] else new} is a directory: give two folders or two logs")
+        return _diff_folders(old, new, output, stat, context, ignore, added, order, color, destination)
+    result = diff(read_log(old), read_log(new), ignore=ignore, order=order, rules=added)
     if output == "json":
         emit(render_json(result, stat=stat), destination)
     elif output == "html":
@@ -95,6 +112,36 @@ def diff_command(
         painted = use_color(color, destination)
         text = render_stat(result, color=painted) if stat else render_text(result, context=context, color=painted)
         emit(text + "\n", destination, color=painted)
+    return EXIT_SAME if result.same else EXIT_DIFFERENT
+
+
+def _diff_folders(
+    old: str,
+    new: str,
+    output: str,
+    stat: bool,
+    context: int,
+    ignore: tuple[str, ...],
+    rules: list[Rule],
+    order: str,
+    color: bool | None,
+    destination: str | None,
+) -> int:
+    result = diff_folders(old, new, ignore=ignore, order=order, rules=rules)
+    if output == "json":
+        emit(render_folder_json(result), destination)
+    elif output == "html":
+        emit(render_folder_html(result, context=context), destination)
+    elif stat:
+        emit("\n".join([*map(pair_line, result.pairs), folder_summary(result)]) + "\n", destination)
+    else:
+        painted = use_color(color, destination)
+        emit(render_folder_text(result, context=context, color=painted) + "\n", destination, color=painted)
+    for pair in result.pairs:
+        if pair.error is not None:
+            fail(f"callpin: {pair.path}: {pair.error}")
+    if result.failed:
+        return EXIT_ERROR
     return EXIT_SAME if result.same else EXIT_DIFFERENT
 
 
@@ -187,22 +234,9 @@ def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
     if target == STDIO and sys.stdout.isatty():
         raise UsageError("a log is binary: not writing it to a terminal (redirect stdout, or give OUT a file name)")
     loaded = read_log(source)
-    ruleset = _extended_rules(loaded.rules, rules or tuple(one.name for one in DEFAULT_RULES.rules))
+    ruleset = extended(loaded.rules, parse_rules(rules or tuple(one.name for one in DEFAULT_RULES.rules)))
     destination = target if STDIO in (source, target) else _destination(source, target)
-    encoder = Encoder(ruleset)
-    frames = (
-        encoder.encode_event(
-            KIND_CODES[event.kind],
-            event.label,
-            event.args,
-            event.kwargs,
-            event.value,
-            event.error,
-            event.thread,
-            event.depth,
-        )
-        for event in loaded
-    )
+    frames = renormalized_frames(loaded, ruleset)
     if destination == STDIO:
         written = list(frames)
         sys.stdout.flush()
@@ -218,19 +252,6 @@ def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
         err=destination == STDIO,
     )
     return EXIT_SAME
-
-
-def _extended_rules(existing: RuleSet, specs: Sequence[str]) -> RuleSet:
-    added: list[Rule] = []
-    for spec in specs:
-        name, has_pattern, pattern = spec.partition("=")
-        made = rule(pattern, name) if has_pattern else RuleSet.named([name]).rules[0]
-        present = next((one for one in existing.rules if one.name == made.name), None)
-        if present is None:
-            added.append(made)
-        elif present != made:
-            raise UsageError(f"rule {made.name!r} is already in the log with another pattern")
-    return existing.with_rules(added)
 
 
 def _destination(source: str, target: str) -> str:
