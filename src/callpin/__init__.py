@@ -7,10 +7,12 @@ from .codec import (
     EnumValue,
     ExceptionValue,
     Instance,
+    ObjectState,
     Opaque,
     Placeholder,
     Record,
     Unencodable,
+    opaque,
     register,
     unregister,
 )
@@ -31,7 +33,7 @@ from .errors import (
 )
 from .event import Event
 from .logfile import Log, load
-from .normalize import DEFAULT_RULES, RuleSet, rule
+from .normalize import DEFAULT_RULES, RuleSet, rule, secret_keys
 from .pinning import Pin, pin
 from .recorder import Recording, raises, record, returns
 from .spy import target
@@ -56,6 +58,7 @@ __all__ = [
     "Log",
     "LogFormatError",
     "NotALog",
+    "ObjectState",
     "Opaque",
     "Pin",
     "Placeholder",
@@ -71,12 +74,14 @@ __all__ = [
     "__version__",
     "diff",
     "load",
+    "opaque",
     "pin",
     "raises",
     "record",
     "register",
     "returns",
     "rule",
+    "secret_keys",
     "target",
     "unregister",
 ]

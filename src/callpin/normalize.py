@@ -21,6 +21,18 @@ TIMESTAMP_PATTERN = (
     r"(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}|[+-][0-9]{4})?(?![0-9])"
 )
 ADDRESS_PATTERN = r"(?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z])"
+# The credentials of a URL (`https://user:password@host`): what lies between "://" and
+# an "@" with no '/', '?', '#' or white space in between. Scanned by normalize_text
+# under both implementations (the C encoder hands it a text with an '@').
+URL_CREDENTIALS_PATTERN = r"(?<=://)[^\s/?#@]+(?=@)"
+# Names that say their value is a secret, searched in a name lower-cased after its
+# camelCase humps are split with '_' (`accessToken` is `access_token`).
+SECRET_NAME_PATTERN = (
+    r"(?<![a-z0-9])(?:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_ ]?key|apikey"
+    r"|cookies?|credentials?|private[-_ ]?key|access[-_ ]?key|session[-_ ]?id|signature)(?![a-z0-9])"
+)
+_SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 _PLACEHOLDER_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
@@ -33,11 +45,16 @@ class Rule:
     placeholder: str
     pattern: str
     builtin: bool = False
+    # "text": the pattern is searched in strings; "keys": it is searched (ignoring
+    # case) in the names of map keys, keyword arguments, fields and attributes, and
+    # the values under the names it matches are redacted.
+    kind: str = "text"
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        flags = re.ASCII if self.builtin else re.IGNORECASE if self.kind == "keys" else 0
         try:
-            compiled = re.compile(self.pattern, re.ASCII if self.builtin else 0)
+            compiled = re.compile(self.pattern, flags)
         except re.error as exc:
             raise UsageError(f"rule {self.name!r}: invalid regular expression: {exc}") from None
         object.__setattr__(self, "compiled", compiled)
@@ -54,18 +71,41 @@ class Rule:
 UUID = Rule("uuid", "uuid", UUID_PATTERN, builtin=True)
 TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True)
 ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True)
-BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS)}
+# `redact` is both kinds: URL credentials in strings, and the values of secret names.
+REDACT = Rule("redact", "secret", URL_CREDENTIALS_PATTERN, builtin=True)
+BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT)}
+_TAKEN = ("ts", "addr", "secret")
+
+
+def secret_name(name: str) -> bool:
+    """True when `name` says its value is a secret (the built-in `redact` rule's names)."""
+    return _SECRET_NAME.search(_HUMP.sub("_", name).lower()) is not None
 
 
 def rule(regex: str, name: str) -> Rule:
     """A user rule: every match of `regex` inside a string becomes `<name:N>`."""
     if not _PLACEHOLDER_NAME.fullmatch(name):
         raise UsageError(f"rule name {name!r} must match [a-z][a-z0-9_]{{0,31}}")
-    if name in BUILTIN_RULES or name in ("ts", "addr"):
+    if name in BUILTIN_RULES or name in _TAKEN:
         raise UsageError(f"rule name {name!r} is taken by a built-in rule")
     made = Rule(name, name, regex)
     if made.compiled.search("") is not None and made.compiled.fullmatch("") is not None:
         raise UsageError(f"rule {name!r}: the pattern matches the empty string")
+    return made
+
+
+def secret_keys(regex: str, name: str = "secret_keys") -> Rule:
+    """A user rule redacting, as `<secret:N>`, the values under names `regex` finds (ignoring case).
+
+    It adds to the built-in `redact` rule: `DEFAULT_RULES.with_rules([secret_keys(r"^x-internal-")])`.
+    """
+    if not _PLACEHOLDER_NAME.fullmatch(name):
+        raise UsageError(f"rule name {name!r} must match [a-z][a-z0-9_]{{0,31}}")
+    if name in BUILTIN_RULES or name in _TAKEN:
+        raise UsageError(f"rule name {name!r} is taken by a built-in rule")
+    made = Rule(name, "secret", regex, kind="keys")
+    if made.compiled.search("") is not None:
+        raise UsageError(f"rule {name!r}: the pattern matches every name")
     return made
 
 
@@ -79,13 +119,17 @@ class RuleSet:
                 raise UsageError(f"rule {one.name!r} given twice")
             seen.add(one.name)
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self.text_rules = tuple(r for r in self.rules if r.name != "address")
+        self.text_rules = tuple(r for r in self.rules if r.name != "address" and r.kind == "text")
+        self.key_rules = tuple(r for r in self.rules if r.kind == "keys" or r is REDACT)
         self.address: Rule | None = BUILTIN_RULES["address"] if "address" in seen else None
         self.uuid = "uuid" in seen
         self.timestamp = "timestamp" in seen
+        self.redact = "redact" in seen
         self.user_rules = tuple(r for r in self.rules if not r.builtin)
-        # Both built-in text rules need a '-', so a string without one skips the scan.
-        self._builtin_only = not self.user_rules
+        # The built-in uuid and timestamp rules need a '-' and URL credentials an '@',
+        # so a string with neither skips the scan.
+        self._builtin_only = not any(r.kind == "text" for r in self.user_rules)
+        self._secret_names: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -100,8 +144,27 @@ class RuleSet:
         return f"RuleSet({[r.name for r in self.rules]!r})"
 
     def describe(self) -> list[list[Any]]:
-        """The header form: `[name, None]` for built-ins, `[name, pattern]` for user rules."""
-        return [[r.name, None if r.builtin else r.pattern] for r in self.rules]
+        """The header form: `[name, None]` for built-ins, `[name, pattern]` for user rules, `[name, pattern, "keys"]`."""
+        return [
+            [r.name, None] if r.builtin else [r.name, r.pattern, "keys"] if r.kind == "keys" else [r.name, r.pattern]
+            for r in self.rules
+        ]
+
+    def secret_key(self, name: str) -> bool:
+        """True when the value under `name` is redacted by this set's `redact` or key rules."""
+        known = self._secret_names.get(name)
+        if known is None:
+            known = any(secret_name(name) if one is REDACT else one.compiled.search(name) for one in self.key_rules)
+            if len(self._secret_names) < 4096:
+                self._secret_names[name] = known
+        return known
+
+    def without(self, *names: str) -> RuleSet:
+        """This set without the rules named (`DEFAULT_RULES.without("redact")` records secrets as they are)."""
+        unknown = [n for n in names if all(r.name != n for r in self.rules)]
+        if unknown:
+            raise UsageError(f"no rule {unknown[0]!r} in {self!r}")
+        return RuleSet([r for r in self.rules if r.name not in names])
 
     @classmethod
     def from_description(cls, described: Any) -> RuleSet:
@@ -110,8 +173,15 @@ class RuleSet:
             raise UsageError("normalization rules must be a list")
         rules: list[Rule] = []
         for item in described:
-            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            if not (isinstance(item, list) and len(item) in (2, 3) and isinstance(item[0], str)):
                 raise UsageError(f"malformed normalization rule {item!r}")
+            if len(item) == 3:
+                if item[2] != "keys" or not isinstance(item[1], str):
+                    raise UsageError(f"malformed normalization rule {item!r}")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    rules.append(secret_keys(item[1], item[0]))
+                continue
             name, pattern = item
             if pattern is None:
                 if name not in BUILTIN_RULES:
@@ -138,10 +208,11 @@ class RuleSet:
         return cls([BUILTIN_RULES[n] for n in names])
 
     def with_rules(self, extra: list[Rule] | tuple[Rule, ...]) -> RuleSet:
+        """This set and the rules of `extra` after it: `DEFAULT_RULES.with_rules([rule(r"ord-\\d+", "order")])`."""
         return RuleSet(self.rules + tuple(extra))
 
 
-DEFAULT_RULES = RuleSet((UUID, TIMESTAMP, ADDRESS))
+DEFAULT_RULES = RuleSet((UUID, TIMESTAMP, ADDRESS, REDACT))
 NO_RULES = RuleSet(())
 
 
@@ -224,6 +295,6 @@ def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bo
         active = (*active, rules.address)
     if not active:
         return text
-    if rules._builtin_only and "-" not in text and not (reprs and "0x" in text):
+    if rules._builtin_only and "-" not in text and not (reprs and "0x" in text) and not (rules.redact and "@" in text):
         return text
     return _scan(text, active, numbering, peek)

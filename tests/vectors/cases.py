@@ -43,6 +43,36 @@ class Gateway:
         return "<Gateway object at 0x7f3a2c1b4d90>"
 
 
+# Recorded by its repr (the opaque vectors): registered so, as a user would.
+codec.register(Gateway, codec.opaque)
+
+
+class Request:
+    """A request-like object: recorded by its state (slots, then its __dict__)."""
+
+    __slots__ = ("__dict__", "method")
+
+    def __init__(self, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self.headers = {"Accept": "*/*"}
+
+
+class Chain:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+
+def _chain(levels: int) -> Chain:
+    value: Any = None
+    for _ in range(levels):
+        value = Chain(value)
+    return value
+
+
+_SHARED = Request("GET", "https://example.com/a")
+
+
 def _cycle() -> list[Any]:
     items: list[Any] = [1]
     items.append(items)
@@ -128,6 +158,15 @@ CASES: dict[str, tuple[Any, RuleSet]] = {
     "timestamp-near-miss": ("2024-03-01 and 12024-03-01T09:30:00 and 2024-03-01T09:30", DEFAULT_RULES),
     "set-of-uuids": ({U1, U2}, DEFAULT_RULES),
     "user-rule": ("tickets T-17 and T-17, T-9", TICKETS),
+    "object-state": (Request("GET", "https://example.com/a"), NO_RULES),
+    "object-same-twice": ([_SHARED, {"again": _SHARED}, Request("POST", "https://example.com/b")], NO_RULES),
+    "object-past-budget": (Request("PUT", "x" * codec.OBJECT_BUDGET), NO_RULES),
+    "object-nested-past-depth": (_chain(codec.MAX_OBJECT_DEPTH + 2), NO_RULES),
+    "mapping-items": (collections.UserDict({"b": 1, "a": [2]}), NO_RULES),
+    "secret-values": (
+        {"Authorization": "Basic dTpw", "auth": ("u", "p"), "X-Api-Key": "Basic dTpw", "url": "https://u:p@host/x"},
+        DEFAULT_RULES,
+    ),
     "depth-limit": (None, NO_RULES),  # replaced below: nested one level past MAX_DEPTH
     "too-deep-marker": (None, NO_RULES),  # replaced below: a value past MAX_DEPTH
 }
