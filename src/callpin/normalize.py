@@ -144,7 +144,7 @@ class RuleSet:
         return f"RuleSet({[r.name for r in self.rules]!r})"
 
     def describe(self) -> list[list[Any]]:
-        """The header form: `[name, None]` for built-ins, `[name, pattern]` for user rules, `[name, pattern, "keys"]`."""
+        """The header form: `[name, None]` built-in, `[name, pattern]` text rule, `[name, pattern, "keys"]` key rule."""
         return [
             [r.name, None] if r.builtin else [r.name, r.pattern, "keys"] if r.kind == "keys" else [r.name, r.pattern]
             for r in self.rules
