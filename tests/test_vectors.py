@@ -90,6 +90,8 @@ DECODED: dict[str, Any] = {
         ),
     ),
     "mapping-items": Custom("collections.UserDict", {"b": 1, "a": [2]}),
+    "bytes-utf8-normalized": b"id=<uuid:1>&at=<ts:1>",
+    "tmp-paths": ["<tmp:1>/out.json", pathlib.PurePosixPath("<tmp:1>/in.csv"), "<tmp:2>/x"],
     "secret-values": {
         "Authorization": Placeholder("secret", 1),
         "auth": Placeholder("secret", 2),

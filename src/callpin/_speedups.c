@@ -71,7 +71,7 @@ static PyObject *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_re
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_counters, *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
     *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
-    *s_key_rules, *s_text_rules, *s_redact;
+    *s_key_rules, *s_text_rules, *s_redact, *s_tmp_prefixes;
 
 /* ------------------------------------------------------------------------------------
  * A growable byte buffer; it starts in caller-provided (stack) storage. */
@@ -331,6 +331,7 @@ typedef struct {
     int scan_addr;      /* ... addresses (in reprs) */
     int delegate;       /* user rules: text goes to normalize.normalize_text */
     int scan_redact;    /* rules.redact: a text with an '@' goes to normalize_text (URL credentials) */
+    PyObject *tmp_prefixes; /* rules.tmp_prefixes: a text holding one goes to normalize_text */
     int mode;           /* codec.Encoder._mode */
     /* codec.Encoder._stack: the containers being encoded (borrowed: each is held by a
      * C frame of the current encoding for as long as it is on the stack). */
@@ -878,6 +879,38 @@ static int write_str_delegated(Encoder *e, PyObject *s, Buf *out, int reprs)
     return r;
 }
 
+/* `needle` inside `n` bytes at `hay`. */
+static int contains(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t m)
+{
+    const char *p = hay, *last = hay + n - m;
+    if (m <= 0 || m > n)
+        return m <= 0;
+    while (p <= last && (p = memchr(p, needle[0], (size_t)(last - p + 1))) != NULL) {
+        if (memcmp(p, needle, (size_t)m) == 0)
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* normalize.may_match's temp-folder test: the text holds one of rules.tmp_prefixes. */
+static int holds_tmp_prefix(Encoder *e, const Text *t)
+{
+    if (e->tmp_prefixes == NULL)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(e->tmp_prefixes); i++) {
+        Py_ssize_t m;
+        const char *prefix = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(e->tmp_prefixes, i), &m);
+        if (prefix == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        if (contains(t->data, t->len, prefix, m))
+            return 1;
+    }
+    return 0;
+}
+
 /* codec.Encoder._str: normalized (unless raw), size-checked, surrogates in their own ext. */
 static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
 {
@@ -889,7 +922,8 @@ static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
         return write_str_delegated(e, s, out, reprs);
     if (text_view(s, &t) < 0)
         return -1;
-    if (e->any_rules && e->mode != MODE_RAW && e->scan_redact && memchr(t.data, '@', (size_t)t.len) != NULL) {
+    if (e->any_rules && e->mode != MODE_RAW
+        && ((e->scan_redact && memchr(t.data, '@', (size_t)t.len) != NULL) || holds_tmp_prefix(e, &t))) {
         Py_XDECREF(t.owner);
         return write_str_delegated(e, s, out, reprs);
     }
@@ -1291,11 +1325,48 @@ static int write_float(PyObject *obj, Buf *out)
 }
 
 /* codec.Encoder._bytes */
+/* codec.Encoder._normalized_text: what write_str writes for `s`, without its str header. */
+static int write_normalized_text(Encoder *e, PyObject *s, Buf *dst)
+{
+    char storage[256];
+    Buf piece;
+    int r;
+    buf_init(&piece, storage, sizeof(storage));
+    r = write_str(e, s, &piece, 0);
+    if (r == 0) {
+        unsigned char head = (unsigned char)piece.data[0];
+        Py_ssize_t start = head < 0xD9 ? 1 : head == 0xD9 ? 2 : head == 0xDA ? 3 : 5;
+        r = buf_put(dst, piece.data + start, piece.len - start);
+    }
+    buf_free(&piece);
+    return r;
+}
+
+/* codec.Encoder._bytes: bytes that are UTF-8 text get the text rules, and stay bytes. */
 static int write_bytes(Encoder *e, PyObject *obj, Buf *out)
 {
     Py_ssize_t size = PyBytes_GET_SIZE(obj);
     if (check_size(e, size, "bytes") < 0)
         return -1;
+    if (size > 0 && e->any_rules && e->mode != MODE_RAW) {
+        PyObject *text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(obj), size, "strict");
+        if (text == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                return -1;
+            PyErr_Clear();
+        } else {
+            char storage[256];
+            Buf normalized;
+            int r;
+            buf_init(&normalized, storage, sizeof(storage));
+            r = write_normalized_text(e, text, &normalized);
+            Py_DECREF(text);
+            if (r == 0)
+                r = pack_bin(out, normalized.data, normalized.len);
+            buf_free(&normalized);
+            return r;
+        }
+    }
     return pack_bin(out, PyBytes_AS_STRING(obj), size);
 }
 
@@ -1762,7 +1833,13 @@ static int write_path(Encoder *e, PyObject *obj, Buf *out)
         return -1;
     r = text_view(text, &t);
     if (r == 0) {
-        r = check_size(e, t.len, "str") < 0 || buf_put(out, t.data, t.len) < 0 ? -1 : ext_end(out, start, EXT_PATH);
+        if (check_size(e, t.len, "str") < 0)
+            r = -1;
+        else if (!t.surrogates && e->any_rules && e->mode != MODE_RAW)
+            /* The text rules apply to a path too (a temporary folder's name becomes <tmp:N>). */
+            r = write_normalized_text(e, text, out) < 0 ? -1 : ext_end(out, start, EXT_PATH);
+        else
+            r = buf_put(out, t.data, t.len) < 0 ? -1 : ext_end(out, start, EXT_PATH);
         Py_XDECREF(t.owner);
     }
     Py_DECREF(text);
@@ -2271,6 +2348,19 @@ static int set_rules(Encoder *e, PyObject *rules)
     Py_DECREF(flag);
     if (scan_redact < 0)
         return -1;
+    flag = PyObject_GetAttr(rules, s_tmp_prefixes);
+    if (flag == NULL)
+        return -1;
+    if (!PyTuple_Check(flag) || PyTuple_GET_SIZE(flag) == 0) {
+        int ok = PyTuple_Check(flag);
+        Py_DECREF(flag);
+        if (!ok) {
+            PyErr_SetString(PyExc_TypeError, "RuleSet.tmp_prefixes must be a tuple");
+            return -1;
+        }
+        flag = NULL;
+    }
+    Py_XSETREF(e->tmp_prefixes, flag);
     flag = PyObject_GetAttr(rules, s_key_rules);
     if (flag == NULL)
         return -1;
@@ -2365,6 +2455,7 @@ static int Encoder_traverse(Encoder *self, visitproc visit, void *arg)
     Py_VISIT(self->numbering);
     Py_VISIT(self->identities);
     Py_VISIT(self->secret_names);
+    Py_VISIT(self->tmp_prefixes);
     return 0;
 }
 
@@ -2375,6 +2466,7 @@ static int Encoder_clear(Encoder *self)
     Py_CLEAR(self->depth_reason);
     Py_CLEAR(self->identities);
     Py_CLEAR(self->secret_names);
+    Py_CLEAR(self->tmp_prefixes);
     return 0;
 }
 
@@ -3510,7 +3602,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         || intern(&s_ordinal, "ordinal") < 0 || intern(&s_instance, "instance") < 0
         || intern(&s_secret, "secret") < 0 || intern(&s_secret_key, "secret_key") < 0
         || intern(&s_key_rules, "key_rules") < 0 || intern(&s_text_rules, "text_rules") < 0
-        || intern(&s_redact, "redact") < 0)
+        || intern(&s_redact, "redact") < 0 || intern(&s_tmp_prefixes, "tmp_prefixes") < 0)
         return NULL;
     if ((py_zero = PyLong_FromLong(0)) == NULL || (py_one = PyLong_FromLong(1)) == NULL)
         return NULL;

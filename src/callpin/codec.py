@@ -26,7 +26,7 @@ from typing import Any
 import msgpack
 
 from .errors import CorruptLog, LimitExceeded, UsageError
-from .normalize import BUILTIN_RULES, DEFAULT_RULES, Numbering, RuleSet, normalize_text
+from .normalize import BUILTIN_RULES, DEFAULT_RULES, Numbering, RuleSet, may_match, normalize_text
 from .object_state import instance_state
 
 # ext codes: stable forever within format 1.x (docs/FORMAT.md).
@@ -609,7 +609,6 @@ class Encoder:
         self._normalizing = False
         self._builtin_text = False
         self._redacting = False
-        self._redact_text = False
         # The instance numbers of this log's objects, shared with its receivers.
         self.identities = Identities()
         # How many object states enclose the value being written.
@@ -881,11 +880,7 @@ class Encoder:
             self._read_rules(rules)
         # normalize_text returns a text untouched when only built-in rules apply and it
         # has no '-' (nor, in a repr, "0x"); that common case skips the call.
-        if (
-            self._normalizing
-            and self._mode != _RAW
-            and (not self._builtin_text or "-" in obj or (reprs and "0x" in obj) or (self._redact_text and "@" in obj))
-        ):
+        if self._normalizing and self._mode != _RAW and (not self._builtin_text or may_match(obj, rules, reprs)):
             obj = normalize_text(obj, rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE)
         try:
             data = obj.encode("utf-8")
@@ -908,7 +903,6 @@ class Encoder:
         self._normalizing = bool(rules)
         self._builtin_text = bool(getattr(rules, "_builtin_only", False))
         self._redacting = bool(getattr(rules, "key_rules", ()))
-        self._redact_text = bool(getattr(rules, "redact", False))
 
     def _check_size(self, size: int, cls: type) -> None:
         if size > MAX_STR:
@@ -916,7 +910,23 @@ class Encoder:
 
     def _bytes(self, obj: bytes, out: bytearray, depth: int) -> None:
         self._check_size(len(obj), bytes)
+        if obj and self.rules and self._mode != _RAW:
+            # Bytes that are UTF-8 text (a request body) get the text rules, and stay bytes.
+            try:
+                text = obj.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+            else:
+                obj = self._normalized_text(text)
         _pack_bin(obj, out)
+
+    def _normalized_text(self, text: str) -> bytes:
+        """The UTF-8 of `text` with the text rules applied, as `_str` writes it (without its header)."""
+        piece = bytearray()
+        self._str(text, piece)
+        head = piece[0]
+        start = 1 if head < 0xD9 else 2 if head == 0xD9 else 3 if head == 0xDA else 5
+        return bytes(piece[start:])
 
     def _list(self, obj: list[Any], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
@@ -1072,8 +1082,17 @@ class Encoder:
         _pack_ext(EXT_DECIMAL, str(obj).replace("e", "E").encode("ascii"), out)
 
     def _path(self, obj: pathlib.PurePosixPath, out: bytearray, depth: int) -> None:
-        data = str(obj).encode("utf-8", "surrogatepass")
+        text = str(obj)
+        data = text.encode("utf-8", "surrogatepass")
         self._check_size(len(data), str)
+        if self.rules and self._mode != _RAW:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                pass  # lone surrogates: the path is written as it is
+            else:
+                # The text rules apply to a path too (a temporary folder's name becomes <tmp:N>).
+                data = self._normalized_text(text)
         _pack_ext(EXT_PATH, data, out)
 
     def _record(self, obj: Record, out: bytearray, depth: int) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +34,27 @@ SECRET_NAME_PATTERN = (
     r"|cookies?|credentials?|private[-_ ]?key|access[-_ ]?key|session[-_ ]?id|signature)(?![a-z0-9])"
 )
 _SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
+
+
+def _temp_roots() -> tuple[str, ...]:
+    """The system temp folder as this process names it, and its real path (/tmp, /private/var/...)."""
+    roots: list[str] = []
+    for root in (tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())):
+        root = root.replace(os.sep, "/").rstrip("/")
+        if root and root not in roots:
+            roots.append(root)
+    return tuple(sorted(roots, key=len, reverse=True))
+
+
+# The entries of the system temp folder (`tempfile.mkdtemp()` names), and pytest's
+# per-test folders under its basetemp (`pytest-of-USER/pytest-N/test_name0`): the part of
+# a path that changes from run to run. Read once, when callpin is imported.
+TMP_ROOTS = _temp_roots()
+TMP_PATTERN = (
+    r"(?<![\w.~/-])(?:"
+    + "|".join(re.escape(root) for root in TMP_ROOTS)
+    + r")/(?:pytest-of-[^/\s]+/pytest-(?:[0-9]+|current)/)?[^/\s'\"<>:;,|]+"
+)
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 _PLACEHOLDER_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -73,7 +96,8 @@ TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True)
 ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True)
 # `redact` is both kinds: URL credentials in strings, and the values of secret names.
 REDACT = Rule("redact", "secret", URL_CREDENTIALS_PATTERN, builtin=True)
-BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT)}
+TMP = Rule("tmp", "tmp", TMP_PATTERN, builtin=True)
+BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT, TMP)}
 _TAKEN = ("ts", "addr", "secret")
 
 
@@ -125,9 +149,11 @@ class RuleSet:
         self.uuid = "uuid" in seen
         self.timestamp = "timestamp" in seen
         self.redact = "redact" in seen
+        # The texts a `tmp` rule looks for: a string holding none of them skips the scan.
+        self.tmp_prefixes: tuple[str, ...] = TMP_ROOTS if "tmp" in seen else ()
         self.user_rules = tuple(r for r in self.rules if not r.builtin)
-        # The built-in uuid and timestamp rules need a '-' and URL credentials an '@',
-        # so a string with neither skips the scan.
+        # The built-in uuid and timestamp rules need a '-', URL credentials an '@' and
+        # temporary paths the temp folder's name: a string with none of them skips the scan.
         self._builtin_only = not any(r.kind == "text" for r in self.user_rules)
         self._secret_names: dict[str, bool] = {}
 
@@ -147,6 +173,29 @@ class RuleSet:
         """The header form: `[name, None]` built-in, `[name, pattern]` text rule, `[name, pattern, "keys"]` key rule."""
         return [
             [r.name, None] if r.builtin else [r.name, r.pattern, "keys"] if r.kind == "keys" else [r.name, r.pattern]
+            for r in self.rules
+        ]
+
+    def shown(self) -> str:
+        """The rules as `callpin show` and `stats` name them: built-ins by name, user rules with their pattern."""
+        return (
+            ", ".join(
+                r.name if r.builtin else f"{r.name}=keys:{r.pattern}" if r.kind == "keys" else f"{r.name}={r.pattern}"
+                for r in self.rules
+            )
+            or "none"
+        )
+
+    def patterns(self) -> list[dict[str, Any]]:
+        """Each rule's name, kind, whether it is built in, and its patterns (a built-in's as this process has it)."""
+        return [
+            {
+                "name": r.name,
+                "kind": "keys" if r.kind == "keys" else "text",
+                "builtin": r.builtin,
+                "pattern": r.pattern,
+                **({"keys": SECRET_NAME_PATTERN} if r is REDACT else {}),
+            }
             for r in self.rules
         ]
 
@@ -212,7 +261,7 @@ class RuleSet:
         return RuleSet(self.rules + tuple(extra))
 
 
-DEFAULT_RULES = RuleSet((UUID, TIMESTAMP, ADDRESS, REDACT))
+DEFAULT_RULES = RuleSet((UUID, TIMESTAMP, ADDRESS, REDACT, TMP))
 NO_RULES = RuleSet(())
 
 
@@ -288,6 +337,16 @@ def _search(one: Rule, text: str, pos: int, length: int) -> re.Match[str] | None
     return found
 
 
+def may_match(text: str, rules: RuleSet, reprs: bool) -> bool:
+    """False when no built-in text rule of `rules` can match `text`: each needs a text it lacks."""
+    return (
+        "-" in text
+        or (reprs and "0x" in text)
+        or (rules.redact and "@" in text)
+        or any(prefix in text for prefix in rules.tmp_prefixes)
+    )
+
+
 def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bool = False, peek: bool = False) -> str:
     """Replace every match of the text rules (and, for reprs, `address`) with placeholders."""
     active = rules.text_rules
@@ -295,6 +354,6 @@ def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bo
         active = (*active, rules.address)
     if not active:
         return text
-    if rules._builtin_only and "-" not in text and not (reprs and "0x" in text) and not (rules.redact and "@" in text):
+    if rules._builtin_only and not may_match(text, rules, reprs):
         return text
     return _scan(text, active, numbering, peek)

@@ -15,11 +15,11 @@ import pathlib
 import sys
 import uuid
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from callpin import codec
-from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule
+from callpin.normalize import DEFAULT_RULES, NO_RULES, TMP_ROOTS, RuleSet, rule
 
 HERE = Path(__file__).parent
 
@@ -165,6 +165,16 @@ CASES: dict[str, tuple[Any, RuleSet]] = {
     "mapping-items": (collections.UserDict({"b": 1, "a": [2]}), NO_RULES),
     "secret-values": (
         {"Authorization": "Basic dTpw", "auth": ("u", "p"), "X-Api-Key": "Basic dTpw", "url": "https://u:p@host/x"},
+        DEFAULT_RULES,
+    ),
+    "bytes-utf8-normalized": (f"id={U1}&at=2024-03-01T09:30:00".encode(), DEFAULT_RULES),
+    "bytes-not-utf8-raw": (b"\xff" + str(U1).encode(), DEFAULT_RULES),
+    "tmp-paths": (
+        [
+            f"{TMP_ROOTS[0]}/tmpa1b2c3/out.json",
+            PurePosixPath(f"{TMP_ROOTS[0]}/tmpa1b2c3") / "in.csv",
+            f"{TMP_ROOTS[0]}/pytest-of-ci/pytest-7/test_renew0/x",
+        ],
         DEFAULT_RULES,
     ),
     "depth-limit": (None, NO_RULES),  # replaced below: nested one level past MAX_DEPTH
