@@ -202,12 +202,21 @@ def _row_lines(
             earlier.append(first[text])
         else:
             first[text] = events[0]
-            listed = ", ".join(f"#{j}" for j in events)
+            listed = _numbers(events)
             out.append(_paint(f"{pad}{text}  (in {len(events)} calls: {listed})", row.kind, color))
     if earlier:
-        listed = ", ".join(f"#{j}" for j in sorted(set(earlier)))
+        listed = _numbers(sorted(set(earlier)))
         out.append(_paint(f"{pad}(and {counted(len(earlier), 'change')} shown at {listed})", row.kind, color))
     return out
+
+
+def _numbers(events: list[int], shown: int = 8) -> str:
+    """Event numbers as `#0, #1, #2`; a long list keeps its first and last few around a count of the rest."""
+    if len(events) <= shown:
+        return ", ".join(f"#{j}" for j in events)
+    head, tail = events[: shown - 2], events[-2:]
+    rest = len(events) - len(head) - len(tail)
+    return ", ".join(f"#{j}" for j in head) + f", … {rest} more …, " + ", ".join(f"#{j}" for j in tail)
 
 
 class CountRow(NamedTuple):

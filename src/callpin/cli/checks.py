@@ -122,6 +122,11 @@ def probe_command(
     help="A collaborator label such as billing.charge_card (instead of the baselines).",
 )
 @click.option(
+    "--loose",
+    is_flag=True,
+    help="Also mutate calls whose binding the code does not show, matched by their last name (marked 'by name').",
+)
+@click.option(
     "--operators", default="swap,delete,duplicate", show_default=True, help="Comma-separated mutation operators."
 )
 @click.option(
@@ -151,6 +156,7 @@ def bite_command(
     test_command: str | None,
     baselines: str,
     labels: tuple[str, ...],
+    loose: bool,
     operators: str,
     jobs: int | None,
     timeout: float | None,
@@ -179,12 +185,16 @@ def bite_command(
     part = None if shard is None else parse_shard(shard)
     try:
         if list_only:
-            _, _, planned = bite_module.plan(sources, baselines=baselines, labels=labels, operators=chosen, shard=part)
+            _, _, planned = bite_module.plan(
+                sources, baselines=baselines, labels=labels, operators=chosen, shard=part, loose=loose
+            )
             for line in bite_module.plan_lines(planned):
                 click.echo(line)
             return EXIT_SAME
         if show_id is not None:
-            mutant = bite_module.show(sources, show_id, baselines=baselines, labels=labels, operators=chosen)
+            mutant = bite_module.show(
+                sources, show_id, baselines=baselines, labels=labels, operators=chosen, loose=loose
+            )
             click.echo(mutant.diff(), nl=False)
             return EXIT_SAME
         report = bite_module.bite(
@@ -197,6 +207,7 @@ def bite_command(
             timeout=timeout,
             progress=sys.stderr,
             shard=part,
+            loose=loose,
         )
     except KeyboardInterrupt:
         return fail("callpin bite: interrupted; scratch copies removed", EXIT_INTERRUPTED)
