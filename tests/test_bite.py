@@ -283,7 +283,8 @@ def test_a_method_label_matches_calls_on_the_imported_class() -> None:
 def test_awaited_calls_are_call_sites() -> None:
     source = (
         "import billing\n"
-        "async def renew(gateway=billing):\n    await gateway.charge_card(1)\n    receipt = await billing.send_receipt(2)\n"
+        "async def renew(gateway=billing):\n"
+        "    await gateway.charge_card(1)\n    receipt = await billing.send_receipt(2)\n"
     )
     mutants = bite.make_mutants(source, "m.py", LABELS)
     assert [(m.operator, m.line) for m in mutants] == [
@@ -295,7 +296,8 @@ def test_awaited_calls_are_call_sites() -> None:
     [swap] = by_operator(mutants, "swap")
     assert swap.text == (
         "import billing\n"
-        "async def renew(gateway=billing):\n    receipt = await billing.send_receipt(2)\n    await gateway.charge_card(1)\n"
+        "async def renew(gateway=billing):\n"
+        "    receipt = await billing.send_receipt(2)\n    await gateway.charge_card(1)\n"
     )
 
 
