@@ -158,6 +158,7 @@ class Bindings:
 
     def __init__(self, tree: ast.Module, module: str, *, package: bool, index: ProjectIndex) -> None:
         self.module = module
+        self.tree = tree
         self._package = module if package else module.rpartition(".")[0]
         self._index = index
         self._root = _Scope("module", None, "", tree)
@@ -564,8 +565,10 @@ class Bindings:
             return value if isinstance(value, _Object) else _Unknown("with")
         if isinstance(value, _Ref):
             return _Ref(value.dotted, binder.how)
-        if isinstance(value, _Object) and binder.how == "default":
-            return _Object(value.cls, "default")
+        if binder.how == "default":
+            # A default that is no module, class or instance (`conn=None`) says nothing of
+            # what callers pass: the value is the parameter's.
+            return _Object(value.cls, "default") if isinstance(value, _Object) else _Unknown("parameter")
         return value
 
     def _member(self, base: _Value, attr: str) -> _Value:
