@@ -158,7 +158,6 @@ def test_json_carries_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
     assert {seam["kind"] for seam in function["seams"]} == set(seams.KINDS)
     expected = {"kind", "target", "text", "file", "lines", "count", "binding", "constructs", "private", "pinned"}
     expected.add("hint")
-    expected.add("hint")
     assert all(set(seam) == expected for seam in function["seams"])
     assert document["summary"] == {
         "functions": 1,
