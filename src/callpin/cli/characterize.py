@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import click
 
-from .app import EXIT_SAME, cli, emit, format_option, output_option, print_report
+from .app import EXIT_SAME, baselines_option, cli, emit, format_option, output_option, print_report
 
 
 @cli.command("seams", short_help="List each function's collaborators, read from the code.")
 @click.argument("sources", nargs=-1, required=True, metavar="SOURCE[::FUNCTION]...")
-@click.option(
-    "--baselines",
-    default="baselines",
-    show_default=True,
-    type=click.Path(),
-    help="Folder whose *.cpin logs say which collaborators are pinned already.",
-)
+@baselines_option("Folder whose *.cpin logs say which collaborators are pinned already.")
 @click.option("--spy", "spy_for", default=None, metavar="FUNCTION", help="Print a ready spy=[...] for one function.")
 @click.option(
     "--skeleton",

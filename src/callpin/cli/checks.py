@@ -13,6 +13,7 @@ from .app import (
     EXIT_DIFFERENT,
     EXIT_INTERRUPTED,
     EXIT_SAME,
+    baselines_option,
     cli,
     fail,
     format_option,
@@ -108,13 +109,7 @@ def probe_command(
     default=None,
     help="The test command, run through the shell from the repository root  [default: python -m pytest -x -q]",
 )
-@click.option(
-    "--baselines",
-    default="baselines",
-    show_default=True,
-    type=click.Path(),
-    help="Folder whose *.cpin logs name the collaborators (their call labels).",
-)
+@baselines_option("Folder whose *.cpin logs name the collaborators (their call labels).")
 @click.option(
     "--label",
     "labels",
