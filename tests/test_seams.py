@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -111,6 +112,57 @@ def test_aliases_and_a_module_default_resolve_to_the_collaborator(tmp_path: Path
 
 def test_the_spy_list_names_a_constructed_class_once_instead_of_its_methods(tmp_path: Path) -> None:
     assert shop(tmp_path).spy() == ["billing.charge_card", "billing.send_receipt", "billing.refund", "billing.Gateway"]
+
+
+REFUSING = """\
+from errs import Refused
+import errs
+
+
+def check(order, charge):
+    if not order:
+        raise Refused("empty order")
+    if order == "late":
+        raise errs.Refused
+    problem = errs.Refused("kept")
+    charge(order)
+    return problem
+"""
+
+
+def test_an_exception_built_to_be_raised_is_no_collaborator(tmp_path: Path) -> None:
+    (tmp_path / "errs.py").write_text("class Refused(Exception):\n    pass\n")
+    (tmp_path / "refusing.py").write_text(REFUSING)
+    found = by_name(seams.find([str(tmp_path / "refusing.py")], baselines=tmp_path / "none"), "check")
+    # The raised one is counted with the other calls; the one built and kept stays listed.
+    assert [(s.target, s.lines) for s in found.of("collaborator")] == [("errs.Refused", (10,))]
+    assert found.others == 1
+    assert [s.text for s in found.of("unresolved")] == ["charge"]
+
+
+def test_the_spy_list_of_a_function_that_raises_is_accepted_by_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "seams_errs.py").write_text(
+        "class Refused(Exception):\n    pass\n\n\ndef charge(order):\n    return order\n"
+    )
+    (tmp_path / "seams_strict.py").write_text(
+        "from seams_errs import Refused, charge\n\n\ndef pay(order):\n"
+        "    if not order:\n        raise Refused(order)\n    return charge(order)\n"
+    )
+    code, out, _ = run_in(tmp_path, "seams", "--spy", "pay", "seams_strict.py")
+    assert (code, out) == (0, "spy=['seams_errs.charge']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        strict = importlib.import_module("seams_strict")
+        with callpin.record(spy=eval(out.strip().removeprefix("spy="))) as recording:
+            strict.pay("o-1")
+            with pytest.raises(strict.Refused):
+                strict.pay("")
+    finally:
+        for name in ("seams_errs", "seams_strict"):
+            sys.modules.pop(name, None)
+    assert [(e.kind, e.label) for e in recording.events] == [("call", "seams_errs.charge")]
 
 
 def test_the_spy_output_pasted_into_record_records_the_calls(monkeypatch: pytest.MonkeyPatch) -> None:
