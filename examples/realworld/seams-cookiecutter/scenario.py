@@ -14,7 +14,8 @@ seams misses nothing and lists nothing wrongly; its `--spy` list, pasted into
 `callpin.record`, records what the hand list records; for `run_hook`, every target seams
 misses is a standard-library call (seams lists those only when ambient), and the
 temporary file whose path the hand test had to number is listed as ambient; no
-unresolved call hides a hand target; every extra is judged.
+unresolved call hides a hand target, and none is the module's logger; every extra is
+judged.
 """
 
 from __future__ import annotations
@@ -214,6 +215,17 @@ def main() -> int:
             not (main_figures["hiding"] or hook_own["hiding"] or hook_deep["hiding"]),
         )
     )
+    loggers = [
+        seam
+        for item in document["functions"]
+        for seam in item["seams"]
+        if seam["kind"] == "unresolved" and seam["text"].startswith("logger.")
+    ]
+    print(
+        f"unresolved entries in main.py and hooks.py: {document['summary']['unresolved']}, "
+        f"of them on the module's logger: {len(loggers)}"
+    )
+    checks.append(("the module's logger (logging.getLogger) is no unresolved call", not loggers))
     checks.append(
         (
             "every collaborator listed beyond the hand lists is judged",
