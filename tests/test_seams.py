@@ -229,6 +229,21 @@ def test_the_text_table_fits_120_columns_and_ends_with_a_summary(monkeypatch: py
     assert lines[-1].startswith("seams: ")
 
 
+def test_a_collaborator_called_on_many_lines_keeps_the_table_within_120_columns(tmp_path: Path) -> None:
+    # A long callee, called on 15 lines with three-digit numbers (click.option on every command).
+    name = "a_long_collaborator_name_that_fills_its_column"
+    calls = "".join(f"    billing.{name}()\n" + "    pass\n" * 6 for _ in range(15))
+    (tmp_path / "cli.py").write_text("import billing\n\n\ndef commands():\n" + "    pass\n" * 95 + calls)
+    found = seams.find([str(tmp_path / "cli.py")], baselines=tmp_path / "none")
+    [seam] = by_name(found, "commands").of("collaborator")
+    assert seam.count == 15 and seam.lines[0] == 100
+    lines = list(report(found).lines())
+    [row] = [line for line in lines if line.startswith("    collaborator")]
+    assert max(map(len, lines[1:])) <= 120  # the first is the file's path
+    assert f"lines 100,107,114,…,{seam.lines[-1]} (15x)" in row
+    assert report(found).as_json()["functions"][-1]["seams"][0]["lines"] == list(seam.lines)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

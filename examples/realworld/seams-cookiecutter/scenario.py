@@ -233,6 +233,11 @@ def main() -> int:
         )
     )
 
+    table = seams(SOURCE).splitlines()
+    rows = [line for line in table if line.startswith(" ")]  # the others name a file or sum up
+    print(f"seams on the whole package: {table[-1].removeprefix('seams: ')}; widest row {max(map(len, rows))} columns")
+    checks.append(("the text table of the whole package keeps to 120 columns", max(map(len, rows)) <= 120))
+
     spy = spy_list("cookiecutter", MAIN)
     print(f"seams --spy cookiecutter: {len(spy)} targets; run_hook: {spy_list('run_hook', HOOKS)}")
     with_seams, with_hand = pasted(spy)
