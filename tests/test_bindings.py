@@ -72,6 +72,21 @@ def test_a_binding_the_code_does_not_show_is_unresolved_with_the_reason(source: 
     assert targets(source)[text] == (None, reason)
 
 
+def test_a_logger_and_a_compiled_pattern_are_standard_library_objects() -> None:
+    source = (
+        "import logging\nimport re\nfrom logging import getLogger\n"
+        "logger = logging.getLogger(__name__)\nlog = getLogger('x')\nWORD = re.compile('w')\n"
+        "def f(text):\n    logger.debug('a')\n    log.info('b')\n    return WORD.match(text)\n"
+    )
+    found = {site.text: site for site in bindings.analyze(source, "shop.orders").calls}
+    assert [(found[text].target, found[text].origin) for text in ("logger.debug", "log.info", "WORD.match")] == [
+        ("logging.Logger.debug", "stdlib"),
+        ("logging.Logger.info", "stdlib"),
+        ("re.Pattern.match", "stdlib"),
+    ]
+    assert not found["logging.getLogger"].constructs
+
+
 def test_origins_tell_the_module_the_project_third_parties_and_the_standard_library(tmp_path: Path) -> None:
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "__init__.py").write_text("")

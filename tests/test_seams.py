@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -113,6 +114,57 @@ def test_the_spy_list_names_a_constructed_class_once_instead_of_its_methods(tmp_
     assert shop(tmp_path).spy() == ["billing.charge_card", "billing.send_receipt", "billing.refund", "billing.Gateway"]
 
 
+REFUSING = """\
+from errs import Refused
+import errs
+
+
+def check(order, charge):
+    if not order:
+        raise Refused("empty order")
+    if order == "late":
+        raise errs.Refused
+    problem = errs.Refused("kept")
+    charge(order)
+    return problem
+"""
+
+
+def test_an_exception_built_to_be_raised_is_no_collaborator(tmp_path: Path) -> None:
+    (tmp_path / "errs.py").write_text("class Refused(Exception):\n    pass\n")
+    (tmp_path / "refusing.py").write_text(REFUSING)
+    found = by_name(seams.find([str(tmp_path / "refusing.py")], baselines=tmp_path / "none"), "check")
+    # The raised one is counted with the other calls; the one built and kept stays listed.
+    assert [(s.target, s.lines) for s in found.of("collaborator")] == [("errs.Refused", (10,))]
+    assert found.others == 1
+    assert [s.text for s in found.of("unresolved")] == ["charge"]
+
+
+def test_the_spy_list_of_a_function_that_raises_is_accepted_by_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "seams_errs.py").write_text(
+        "class Refused(Exception):\n    pass\n\n\ndef charge(order):\n    return order\n"
+    )
+    (tmp_path / "seams_strict.py").write_text(
+        "from seams_errs import Refused, charge\n\n\ndef pay(order):\n"
+        "    if not order:\n        raise Refused(order)\n    return charge(order)\n"
+    )
+    code, out, _ = run_in(tmp_path, "seams", "--spy", "pay", "seams_strict.py")
+    assert (code, out) == (0, "spy=['seams_errs.charge']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        strict = importlib.import_module("seams_strict")
+        with callpin.record(spy=eval(out.strip().removeprefix("spy="))) as recording:
+            strict.pay("o-1")
+            with pytest.raises(strict.Refused):
+                strict.pay("")
+    finally:
+        for name in ("seams_errs", "seams_strict"):
+            sys.modules.pop(name, None)
+    assert [(e.kind, e.label) for e in recording.events] == [("call", "seams_errs.charge")]
+
+
 def test_the_spy_output_pasted_into_record_records_the_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run_in(ROOT, "seams", "--spy", "renew", RENEWALS)
     assert code == 0
@@ -175,6 +227,21 @@ def test_the_text_table_fits_120_columns_and_ends_with_a_summary(monkeypatch: py
     assert "  renew  line 12" in lines
     assert max(map(len, lines)) <= 120
     assert lines[-1].startswith("seams: ")
+
+
+def test_a_collaborator_called_on_many_lines_keeps_the_table_within_120_columns(tmp_path: Path) -> None:
+    # A long callee, called on 15 lines with three-digit numbers (click.option on every command).
+    name = "a_long_collaborator_name_that_fills_its_column"
+    calls = "".join(f"    billing.{name}()\n" + "    pass\n" * 6 for _ in range(15))
+    (tmp_path / "cli.py").write_text("import billing\n\n\ndef commands():\n" + "    pass\n" * 95 + calls)
+    found = seams.find([str(tmp_path / "cli.py")], baselines=tmp_path / "none")
+    [seam] = by_name(found, "commands").of("collaborator")
+    assert seam.count == 15 and seam.lines[0] == 100
+    lines = list(report(found).lines())
+    [row] = [line for line in lines if line.startswith("    collaborator")]
+    assert max(map(len, lines[1:])) <= 120  # the first is the file's path
+    assert f"lines 100,107,114,…,{seam.lines[-1]} (15x)" in row
+    assert report(found).as_json()["functions"][-1]["seams"][0]["lines"] == list(seam.lines)
 
 
 @pytest.mark.parametrize(

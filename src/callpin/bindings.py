@@ -501,6 +501,8 @@ class Bindings:
                 if owner is not None and self._lookup(scope, "super") == _Ref("builtins.super", "builtin"):
                     return _Super(owner.dotted)
             callee = self._eval(expr.func, scope)
+            if isinstance(callee, _Ref) and callee.dotted in _STDLIB_FACTORIES:
+                return _Object(_STDLIB_FACTORIES[callee.dotted], "instance")
             if isinstance(callee, _Ref) and self.is_class(callee.dotted):
                 return _Object(callee.dotted, "instance")
             return callee if isinstance(callee, _Unknown) else _Unknown("call result")
@@ -633,6 +635,10 @@ class Bindings:
         return _Unknown("attribute")
 
 
+# Standard-library functions whose result is a standard-library object of a known class:
+# `logger = logging.getLogger(__name__)` makes `logger.debug(...)` a call of
+# logging.Logger.debug (no collaborator, no binding to show), not an unresolved one.
+_STDLIB_FACTORIES = {"logging.getLogger": "logging.Logger", "re.compile": "re.Pattern"}
 _NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _DISPLAYS: dict[type[ast.expr], str] = {
     ast.List: "list",

@@ -12,6 +12,7 @@ from .seams import KINDS, FunctionSeams, Seam
 # A long target or callee text is cut in the middle so the table stays within 120 columns.
 _WIDTH = 120
 _NAME_WIDTH = 48
+_LINES_WIDTH = 24
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,18 @@ def _function_lines(function: FunctionSeams) -> Iterator[str]:
 
 
 def _row(seam: Seam) -> tuple[str, str, str, str]:
-    lines = ",".join(str(line) for line in seam.lines)
-    where = f"line {lines}" if seam.count == 1 else f"lines {lines} ({seam.count}x)"
-    return seam.kind, _cut(seam.name), where, _note(seam)
+    return seam.kind, _cut(seam.name), _where(seam), _note(seam)
+
+
+def _where(seam: Seam) -> str:
+    if seam.count == 1:
+        return f"line {seam.lines[0]}"
+    shown = [str(line) for line in seam.lines]
+    if len(",".join(shown)) > _LINES_WIDTH:
+        # Many call lines (a decorator on every command): the first few, the last, the count;
+        # JSON has them all.
+        shown = [*shown[:3], "…", shown[-1]]
+    return f"lines {','.join(shown)} ({seam.count}x)"
 
 
 def _note(seam: Seam) -> str:

@@ -12,7 +12,8 @@ sorts each call a function makes into one of KINDS:
   rule or stub that tames it;
 - `unresolved`: a call on a parameter or an attribute whose binding the code does not show.
 
-Other standard-library and builtin calls (`json.dumps`, `len`) are counted, not listed.
+Other standard-library and builtin calls (`json.dumps`, `len`), and exceptions built to be
+raised (`raise NotFound(...)`), are counted, not listed.
 """
 
 from __future__ import annotations
@@ -234,12 +235,13 @@ def _file_seams(file: Path, labels: list[str]) -> Iterator[FunctionSeams]:
     for site in found.reads:
         if site.origin == "stdlib" and site.target is not None and ambient_hint(site.target) is not None:
             scopes.setdefault(site.scope, []).append(site)
+    raised = _raised(found.tree)
     functions = list(found.functions)
     if scopes.get(""):
         functions.insert(0, Function("<module>", 1, 1, "module"))
     for function in functions:
         sites = scopes.get("" if function.kind == "module" else function.qualname, [])
-        seams, others = _classify(sites, shown, labels)
+        seams, others = _classify(sites, shown, labels, raised)
         yield FunctionSeams(found.module, function, shown, seams, nodes.get(function.line), others)
 
 
@@ -259,11 +261,23 @@ def _definitions(found: Bindings) -> dict[int, ast.AST]:
     }
 
 
-def _classify(sites: Iterable[Site], file: str, labels: list[str]) -> tuple[tuple[Seam, ...], int]:
+def _raised(tree: ast.AST) -> set[int]:
+    """The callee nodes of the calls a `raise` statement raises (`raise NotFound(...)`)."""
+    return {
+        id(node.exc.func) for node in ast.walk(tree) if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+    }
+
+
+def _classify(sites: Iterable[Site], file: str, labels: list[str], raised: set[int]) -> tuple[tuple[Seam, ...], int]:
     grouped: dict[tuple[str, str], list[Site]] = {}
     others = 0
     for site in sites:
         kind = _kind(site)
+        if kind == "collaborator" and site.constructs and id(site.node) in raised:
+            # An exception built to be raised is an outcome, not a collaborator call: the
+            # pin records it as the `raise` of the spied call it escapes (or the test asserts
+            # it), and a class with no public methods of its own cannot be a spy= target.
+            kind = None
         if kind is None:
             others += 1
             continue
