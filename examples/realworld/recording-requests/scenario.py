@@ -49,6 +49,7 @@ def clean_environment(pure: bool) -> dict[str, str]:
 
 
 def recording_checks(checks: list[tuple[str, bool]], folder: Path) -> None:
+    sys.dont_write_bytecode = True  # the project is imported from the checkout
     sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
     import callpin
     import requests
