@@ -276,7 +276,7 @@ def _constructible(cls: type) -> bool:
 _IMMUTABLE_TYPE = 1 << 8
 
 
-def wrappable(site: Site) -> Any:
+def _wrappable(site: Site) -> Any:
     """What a site's proxy wraps: its original, but for `object.__init__` under a class with its own `__new__`.
 
     `object.__init__` checks its arguments by whether it is the class's `__init__`
@@ -404,7 +404,7 @@ class Patcher:
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
-            proxies = [(site, SpyProxy(wrappable(site), handler)) for site, handler in current]
+            proxies = [(site, SpyProxy(_wrappable(site), handler)) for site, handler in current]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies, opener) if aliases else []
