@@ -36,6 +36,7 @@ from .normalize import DEFAULT_RULES, RuleSet, rule
 from .pinning import Pin, pin
 from .recorder import Recording, raises, record, returns
 from .spy import target
+from .stubs import with_receiver
 
 __version__ = "0.1.0"
 
@@ -83,4 +84,5 @@ __all__ = [
     "rule",
     "target",
     "unregister",
+    "with_receiver",
 ]
