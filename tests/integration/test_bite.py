@@ -319,6 +319,9 @@ def start_slow_bite(project: Path, started: Path, *options: str) -> subprocess.P
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite run in the background has SIGINT ignored, and children inherit that;
+        # bite started from a terminal does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
