@@ -16,11 +16,12 @@ from click.testing import CliRunner
 
 from callpin import bite
 from callpin._impl import Encoder
+from callpin.bite._failures import kind
 from callpin.bite.runner import _bar
-from callpin.bite.scratch import _HOOK, Scratch, _import_root, _module_name
+from callpin.bite.scratch import _FAILURES, _FAILURES_MODULE, _HOOK, Scratch, _import_root, _module_name
 from callpin.bite.signals import SignalGuard
 from callpin.cli import cli as main
-from callpin.errors import BiteError, UsageError
+from callpin.errors import BiteError, Drift, UsageError
 from callpin.event import KIND_CODES
 from callpin.logfile import write_log
 from callpin.progress import Progress
@@ -418,6 +419,58 @@ def test_json_report_carries_every_field() -> None:
     assert mutant["diff"] == report.results[0].mutant.diff()
 
 
+def caught(by: str, operator: str = "swap") -> bite.Result:
+    mutant = next(m for m in bite.make_mutants(RENEW, "renewals.py", LABELS) if m.operator == operator)
+    return bite.Result(mutant, "caught", "UnboundLocalError in t.py::test_renew (exit 1)", by)
+
+
+def test_the_report_says_what_caught_each_mutant_and_lists_the_weak_ones() -> None:
+    report = bite.Report((caught("drift", "delete"), caught("error"), caught("assert", "duplicate")), "git worktrees")
+    lines = list(report.lines())
+    weak = report.results[1].mutant
+    assert lines[2].endswith("caught (error)")
+    assert (
+        f"weak {weak.id}: caught only by UnboundLocalError in t.py::test_renew (exit 1); the code crashed "
+        "and no pin or assertion saw the call change: pin billing.charge_card and billing.send_receipt"
+    ) in lines
+    assert lines[-1] == (
+        "bite: 3 mutants in git worktrees: 3 caught (drift 1, assert 1, error 1), 0 timeout, 0 survived, 0 error; "
+        "1 weak"
+    )
+    data = json.loads(json.dumps(report.as_json()))
+    assert data["caught_by"] == {"drift": 1, "assert": 1, "error": 1, "exit": 0}
+    assert data["weak"] == [weak.id]
+    assert [(m["caught_by"], m["weak"]) for m in data["mutants"]] == [
+        ("drift", False),
+        ("error", True),
+        ("assert", False),
+    ]
+    assert report.exit_code == 0
+
+
+def test_a_merge_counts_what_caught_the_mutants_of_every_shard() -> None:
+    whole = bite.Report((caught("drift", "delete"), caught("error"), caught("exit", "duplicate")), "git worktrees")
+    data = whole.as_json()
+    shards = [{**data, "mutants": data["mutants"][:1]}, {**data, "mutants": data["mutants"][1:]}]
+    merged = bite.merge(shards, ["one.json", "two.json"])
+    assert merged.as_json()["caught_by"] == {"drift": 1, "assert": 0, "error": 1, "exit": 1}
+    assert merged.as_json()["weak"] == [whole.results[1].mutant.id]
+    assert list(merged.lines())[-1] == list(whole.lines())[-1]
+    wrong = {**data, "mutants": [{**data["mutants"][0], "caught_by": "luck"}]}
+    with pytest.raises(UsageError, match=r"one\.json: unknown way of being caught 'luck'"):
+        bite.merge([wrong], ["one.json"])
+
+
+def test_a_failure_is_a_drift_an_assertion_or_an_error_by_its_exception() -> None:
+    assert kind(Drift("baselines/renew.cpin", None, "billing.charge_card moved")) == "drift"
+    assert kind(AssertionError("1 != 2")) == "assert"
+    with pytest.raises(BaseException) as failed:
+        pytest.fail("the test's own verdict")
+    assert kind(failed.value) == "assert"
+    assert kind(UnboundLocalError("receipt")) == "error"
+    assert kind(FileNotFoundError(2, "gone")) == "error"
+
+
 class FakeTerminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -456,6 +509,29 @@ def run_hooked(tmp_path: Path, code: str, watch: list[str], extra_path: list[Pat
     }
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)
     return [line.split("\t") for line in marker.read_text().splitlines()] if marker.exists() else []
+
+
+def test_the_hook_notes_an_uncaught_exception_and_names_the_pytest_plugin_once(tmp_path: Path) -> None:
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    install_hook(_HOOK, hook)
+    shutil.copyfile(_FAILURES, hook / _FAILURES_MODULE)
+    failures = tmp_path / "failures"
+    env = {**os.environ, "PYTHONPATH": str(hook), "CALLPIN_BITE_FAILURES": str(failures), "PYTEST_PLUGINS": "xdist"}
+    script = tmp_path / "check.py"
+    script.write_text(
+        "import os, subprocess, sys\n"
+        "print(os.environ['PYTEST_PLUGINS'])\n"
+        "subprocess.run([sys.executable, '-c', 'import os; print(os.environ[\"PYTEST_PLUGINS\"])'])\n"
+        "raise KeyError('receipt')\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == ["xdist,callpin_bite_failures"] * 2
+    assert "KeyError: 'receipt'" in done.stderr
+    assert [json.loads(line) for line in failures.read_text().splitlines()] == [
+        {"kind": "error", "type": "builtins.KeyError", "where": str(script)}
+    ]
 
 
 def test_the_hook_notes_the_real_file_and_module_of_a_watched_name(tmp_path: Path) -> None:

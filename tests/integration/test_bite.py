@@ -394,7 +394,7 @@ def test_a_project_outside_git_runs_in_temporary_copies(tmp_path: Path) -> None:
     done = bite(project, "--test", PYTEST, "--jobs", "2", ".")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith(
-        "bite: 5 mutants in temporary copies: 5 caught, 0 timeout, 0 survived, 0 error"
+        "bite: 5 mutants in temporary copies: 5 caught (assert 5), 0 timeout, 0 survived, 0 error"
     )
     assert tree_digest(project) == before
     assert sorted(path.name for path in project.iterdir()) == [

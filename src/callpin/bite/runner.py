@@ -57,6 +57,18 @@ def _imported_problem(relative: str, imported: tuple[bool, str | None]) -> str |
     return None
 
 
+def _caught(mutant: Mutant, execution: Execution) -> Result:
+    """A mutant the command failed on, with the strongest failure its tests reported."""
+    for kind in ("drift", "assert", "error"):
+        failure = next((found for found in execution.failures if found.kind == kind), None)
+        if failure is not None:
+            error = failure.type.removeprefix("builtins.") or "a failure"
+            where = f" in {failure.where}" if failure.where else ""
+            return Result(mutant, "caught", f"{error}{where} (exit {execution.returncode})", kind)
+    detail = f"exit {execution.returncode}; no test failure reported (neither pytest nor an uncaught exception)"
+    return Result(mutant, "caught", detail, "exit")
+
+
 def _judge(mutant: Mutant, execution: Execution) -> Result:
     problem = _imported_problem(mutant.path, execution.imported[mutant.path])
     if problem is not None:
@@ -64,7 +76,7 @@ def _judge(mutant: Mutant, execution: Execution) -> Result:
     if execution.timed_out:
         return Result(mutant, "timeout", f"stopped after {execution.seconds:.1f}s")
     if execution.returncode != 0:
-        return Result(mutant, "caught", f"exit {execution.returncode}")
+        return _caught(mutant, execution)
     return Result(mutant, "survived", "the test command passed")
 
 
