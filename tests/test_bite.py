@@ -9,6 +9,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -17,14 +19,12 @@ from click.testing import CliRunner
 from callpin import bite
 from callpin._impl import Encoder
 from callpin.bite._failures import kind
-from callpin.bite.runner import _bar
 from callpin.bite.scratch import _FAILURES, _FAILURES_MODULE, _HOOK, Scratch, _import_root, _module_name
 from callpin.bite.signals import SignalGuard
 from callpin.cli import cli as main
 from callpin.errors import BiteError, Drift, UsageError
 from callpin.event import KIND_CODES
 from callpin.logfile import write_log
-from callpin.progress import Progress
 from callpin.site_hook import install_hook
 
 LABELS = ["billing.charge_card", "billing.send_receipt"]
@@ -476,14 +476,58 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-def test_progress_is_drawn_on_a_terminal_only() -> None:
-    terminal, pipe = FakeTerminal(), io.StringIO()
-    for stream in (terminal, pipe):
-        bar = Progress(stream, _bar)
-        bar(1, 2)
-        bar(2, 2)
-    assert terminal.getvalue().endswith("\rbite [" + "#" * 24 + "] 2/2 mutants\n")
-    assert "1/2 mutants" in terminal.getvalue()
+def test_the_status_line_is_on_a_terminal_before_the_unmutated_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test command waits for `go` before it imports the code: the line must be up
+    # (with what bite is doing) while it waits, and count every mutant at the end.
+    go = tmp_path / "go"
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "billing.py").write_text("")
+    (project / "check.py").write_text(
+        "import os, time\nwhile not os.path.exists(os.environ['GO']):\n    time.sleep(0.02)\nimport renewals\n"
+    )
+    monkeypatch.setenv("GO", str(go))
+    snapshot: dict[str, bytes | None] = {"renewals.py": RENEW.encode()}
+    mutants = bite.make_mutants(RENEW, "renewals.py", LABELS, ["delete"])
+    terminal = FakeTerminal()
+    reports: list[bite.Report] = []
+    command = f"{sys.executable} check.py"
+
+    def run() -> None:
+        reports.append(bite.run(bite.Project(project, None), snapshot, mutants, test=command, progress=terminal))
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        for _ in range(1000):
+            if "running the unmutated tests" in terminal.getvalue():
+                break
+            time.sleep(0.02)
+        waiting = terminal.getvalue()
+    finally:
+        go.touch()
+        runner.join(120)
+    assert "\rbite: 0/2 mutants  running the unmutated tests  elapsed 0:0" in waiting
+    assert "ETA --:--" in waiting
+    assert reports and reports[0].count("survived") == 2
+    last = terminal.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+    assert last.startswith("bite: 2/2 mutants  survived 2  elapsed ")
+    assert terminal.getvalue().endswith("\n")
+
+
+def test_no_status_line_off_a_terminal(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "billing.py").write_text("")
+    snapshot: dict[str, bytes | None] = {"renewals.py": RENEW.encode()}
+    mutants = bite.make_mutants(RENEW, "renewals.py", LABELS, ["delete"])
+    pipe = io.StringIO()
+    report = bite.run(
+        bite.Project(project, None), snapshot, mutants, test=f"{sys.executable} -c 'import renewals'", progress=pipe
+    )
+    assert report.count("survived") == 2
     assert pipe.getvalue() == ""
 
 
@@ -655,7 +699,7 @@ def test_sigterm_cleans_up_then_reaches_the_callers_handler() -> None:
 
 def test_a_scratch_copy_that_cannot_be_made_is_a_bite_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "project").mkdir()
-    scratch = Scratch(bite.Project(tmp_path / "project", None), {}, "true")
+    scratch = Scratch(bite.Project(tmp_path / "project", None), {}, "true").open()
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")

@@ -102,18 +102,26 @@ class Scratch:
         self._git_lock = threading.Lock()
         self._lock = threading.Lock()
         self._processes: set[subprocess.Popen[bytes]] = set()
-        temp = Path(tempfile.gettempdir()).resolve()
-        if temp == project.root or project.root in temp.parents:
-            raise UsageError(f"the temporary folder {temp} is inside the project; set TMPDIR elsewhere")
-        self._prune(temp)
-        self.folder = temp / f"{_FOLDER_PREFIX}{self.run_id}"
+        self._temp = Path(tempfile.gettempdir()).resolve()
+        if self._temp == project.root or project.root in self._temp.parents:
+            raise UsageError(f"the temporary folder {self._temp} is inside the project; set TMPDIR elsewhere")
+        self.folder = self._temp / f"{_FOLDER_PREFIX}{self.run_id}"
+
+    # -- lifetime --------------------------------------------------------------------
+
+    def open(self) -> Scratch:
+        """Clear what killed runs left, then make this run's folder and hook.
+
+        Apart from the constructor so that a caller can put it inside the `try` whose
+        `finally` closes the run: a Ctrl-C halfway through leaves nothing behind.
+        """
+        self._prune(self._temp)
         self.folder.mkdir()
         for sub in ("hook", "markers", "failures", "logs", "copies"):
             (self.folder / sub).mkdir()
         install_hook(_HOOK, self.folder / "hook")
         shutil.copyfile(_FAILURES, self.folder / "hook" / _FAILURES_MODULE)
-
-    # -- lifetime --------------------------------------------------------------------
+        return self
 
     def _prune(self, temp: Path) -> None:
         """Remove what a killed run left behind: its worktrees, branches and folder."""
