@@ -66,8 +66,8 @@ def _outcome_cell(mutant: Mapping[str, Any]) -> str:
 def _weak_line(mutant: Mapping[str, Any]) -> str:
     calls = " and ".join(dict.fromkeys(mutant["calls"]))
     return (
-        f"weak {mutant['id']}: caught only by {mutant['detail']}; the code crashed and no pin "
-        f"or assertion saw the call change: pin {calls}"
+        f"weak {mutant['id']}: caught only by {mutant['detail']}: the mutated code crashed, as it would "
+        f"under any test; only a drift or an assertion shows the harness watches {calls}"
     )
 
 
