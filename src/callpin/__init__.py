@@ -1,6 +1,7 @@
 """callpin: pin the interactions of legacy code before a refactor."""
 
 from ._impl import IMPLEMENTATION
+from .cases import Case, Cases, cases
 from .codec import (
     Custom,
     Cycle,
@@ -43,6 +44,8 @@ __all__ = [
     "IMPLEMENTATION",
     "BaselineMissing",
     "CallpinError",
+    "Case",
+    "Cases",
     "CorruptLog",
     "Custom",
     "Cycle",
@@ -69,6 +72,7 @@ __all__ = [
     "UnsupportedVersion",
     "UsageError",
     "__version__",
+    "cases",
     "diff",
     "load",
     "pin",

@@ -49,11 +49,16 @@ def _table(rows: list[tuple[str, ...]]) -> Iterator[str]:
         yield "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
 
 
+def _calls(calls: Sequence[str], by_name: bool) -> str:
+    """A mutant's calls as the reports print them; `(by name)` when --loose matched one by its name alone."""
+    return " <-> ".join(calls) + (" (by name)" if by_name else "")
+
+
 def plan_lines(mutants: Sequence[Mutant]) -> Iterator[str]:
     """The planned mutants, one a line (id, operator, place, calls), for `--list`."""
     if mutants:
         rows: list[tuple[str, ...]] = [("ID", "OPERATOR", "WHERE", "CALLS")]
-        rows += [(m.id, m.operator, m.where, " <-> ".join(m.calls)) for m in mutants]
+        rows += [(m.id, m.operator, m.where, _calls(m.calls, m.loose)) for m in mutants]
         yield from _table(rows)
     yield f"bite: {len(mutants)} mutant{'s' if len(mutants) != 1 else ''} planned; nothing run"
 
@@ -88,7 +93,13 @@ def _lines(data: Mapping[str, Any]) -> Iterator[str]:
     mutants = data["mutants"]
     rows: list[tuple[str, ...]] = [("ID", "OPERATOR", "WHERE", "CALLS", "OUTCOME")]
     rows += [
-        (m["id"], m["operator"], f"{m['file']}:{m['line']}", " <-> ".join(m["calls"]), _outcome_cell(m))
+        (
+            m["id"],
+            m["operator"],
+            f"{m['file']}:{m['line']}",
+            _calls(m["calls"], m.get("matched") == "name"),
+            _outcome_cell(m),
+        )
         for m in mutants
     ]
     yield from _table(rows)
@@ -150,6 +161,7 @@ class Report:
                 "line": r.mutant.line,
                 "end_line": r.mutant.end_line,
                 "calls": list(r.mutant.calls),
+                "matched": "name" if r.mutant.loose else "binding",
                 "outcome": r.outcome,
                 "caught_by": r.caught_by,
                 "weak": r.weak,

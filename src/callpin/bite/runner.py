@@ -170,13 +170,16 @@ def bite(
     timeout: float | None = None,
     progress: IO[str] | None = None,
     shard: tuple[int, int] | None = None,
+    loose: bool = False,
 ) -> Report:
     """Mutate the calls to the pinned collaborators in `sources` and run `test` on each mutant.
 
     Runs from the current folder: the project is its git repository (scratch worktrees)
     or the folder itself (temporary copies). Raises CallpinError when it cannot run.
     """
-    project, snapshot, mutants = plan(sources, baselines=baselines, labels=labels, operators=operators, shard=shard)
+    project, snapshot, mutants = plan(
+        sources, baselines=baselines, labels=labels, operators=operators, shard=shard, loose=loose
+    )
     if shard is not None and not mutants:
         return Report((), "no scratch copies", shard)
     report = run(project, snapshot, mutants, test=test, jobs=jobs, timeout=timeout, progress=progress)

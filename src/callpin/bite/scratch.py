@@ -30,7 +30,8 @@ from ..atomic import process_alive
 from ..errors import BiteError, UsageError
 from ..git import without_repository
 from ..site_hook import install_hook
-from .project import Project, git_at, skipped
+from ..source_files import skipped
+from .project import Project, git_at
 
 BRANCH_PREFIX = "callpin-bite"
 
