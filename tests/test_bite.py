@@ -9,6 +9,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,14 +18,13 @@ from click.testing import CliRunner
 
 from callpin import bite
 from callpin._impl import Encoder
-from callpin.bite.runner import _bar
-from callpin.bite.scratch import _HOOK, Scratch, _import_root, _module_name
+from callpin.bite._failures import kind
+from callpin.bite.scratch import _FAILURES, _FAILURES_MODULE, _HOOK, Scratch, _import_root, _module_name
 from callpin.bite.signals import SignalGuard
 from callpin.cli import cli as main
-from callpin.errors import BiteError, UsageError
+from callpin.errors import BiteError, Drift, UsageError
 from callpin.event import KIND_CODES
 from callpin.logfile import write_log
-from callpin.progress import Progress
 from callpin.site_hook import install_hook
 
 LABELS = ["billing.charge_card", "billing.send_receipt"]
@@ -107,7 +108,7 @@ def test_swap_exchanges_two_adjacent_collaborator_statements_and_keeps_the_rest(
 
 def test_swap_keeps_lines_between_the_statements_in_place() -> None:
     source = "def f():\n    a.charge_card(1)\n\n    # then\n    a.send_receipt(\n        2,\n    )\n    x = 1\n"
-    [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
+    [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "swap")
     assert (
         swap.text == "def f():\n    a.send_receipt(\n        2,\n    )\n\n    # then\n    a.charge_card(1)\n    x = 1\n"
     )
@@ -115,18 +116,18 @@ def test_swap_keeps_lines_between_the_statements_in_place() -> None:
 
 def test_swap_needs_both_statements_to_call_a_collaborator() -> None:
     source = "def f():\n    billing.charge_card(1)\n    log('x')\n    billing.send_receipt(2)\n"
-    assert by_operator(bite.make_mutants(source, "m.py", LABELS), "swap") == []
+    assert by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "swap") == []
 
 
 def test_swap_takes_compound_statements_that_contain_a_call() -> None:
     source = "def f(x):\n    if x:\n        billing.charge_card(1)\n    billing.send_receipt(2)\n"
-    [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
+    [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "swap")
     assert swap.text == "def f(x):\n    billing.send_receipt(2)\n    if x:\n        billing.charge_card(1)\n"
 
 
 def test_swap_of_identical_statements_is_dropped_as_equivalent() -> None:
     source = "def f():\n    billing.charge_card(1)\n    billing.charge_card(1)\n"
-    assert by_operator(bite.make_mutants(source, "m.py", LABELS), "swap") == []
+    assert by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "swap") == []
 
 
 def test_delete_removes_only_the_call_statement() -> None:
@@ -140,23 +141,23 @@ def test_delete_removes_only_the_call_statement() -> None:
 
 def test_delete_leaves_pass_where_the_block_would_be_empty() -> None:
     source = "def f(x):\n  if x:\n     billing.charge_card(1)  # only\r\n  return x\n"
-    [delete] = by_operator(bite.make_mutants(source, "m.py", LABELS), "delete")
+    [delete] = by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "delete")
     assert delete.text == "def f(x):\n  if x:\n     pass\r\n  return x\n"
 
 
 def test_delete_at_module_level_needs_no_pass() -> None:
-    [delete] = by_operator(bite.make_mutants("billing.charge_card(1)\n", "m.py", LABELS), "delete")
+    [delete] = by_operator(bite.make_mutants("billing.charge_card(1)\n", "m.py", LABELS, loose=True), "delete")
     assert delete.text == ""
 
 
 def test_delete_skips_a_statement_that_only_contains_a_call() -> None:
     source = "def f():\n    x = billing.charge_card(1)\n    return billing.send_receipt(x)\n"
-    assert by_operator(bite.make_mutants(source, "m.py", LABELS), "delete") == []
+    assert by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "delete") == []
 
 
 def test_duplicate_repeats_call_statements_and_assignments_from_calls() -> None:
     source = "def f():\n    x = billing.charge_card(\n        1)\n    billing.send_receipt(x)\n    return x\n"
-    first, second = by_operator(bite.make_mutants(source, "m.py", LABELS), "duplicate")
+    first, second = by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "duplicate")
     assert first.text == (
         "def f():\n    x = billing.charge_card(\n        1)\n"
         "    x = billing.charge_card(\n        1)\n"
@@ -190,14 +191,65 @@ def test_an_unknown_operator_is_a_usage_error() -> None:
         "from billing import charge_card as charge\ncharge(1)\n",
         "from .billing import charge_card\ncharge_card(1)\n",
         "from billing import *\ncharge_card(1)\n",
-        "gateway.charge_card(1)\n",
-        "self.gateway.charge_card(1)\n",
+        "import billing\npay = billing\npay.charge_card(1)\n",
+        "import billing\ndef f(gateway=billing):\n    gateway.charge_card(1)\n",
+        "from billing import Gateway\ndef f():\n    g = Gateway()\n    g.charge_card(1)\n",
     ],
-    ids=lambda source: source.splitlines()[-1],
+    ids=[
+        "import",
+        "import as",
+        "full name",
+        "from package import as",
+        "from import",
+        "from import as",
+        "relative import",
+        "star import",
+        "module alias",
+        "parameter default",
+        "local instance",
+    ],
 )
 def test_a_call_to_the_collaborator_is_a_call_site(source: str) -> None:
-    [delete] = bite.make_mutants(source, "m.py", ["billing.charge_card"], ["delete"])
+    labels = ["billing.charge_card", "billing.Gateway.charge_card"]
+    [delete] = bite.make_mutants(source, "pkg/m.py", labels, ["delete"])
+    assert delete.calls[0] in labels
+    assert not delete.loose
+
+
+@pytest.mark.parametrize(
+    "source", ["def f(gateway):\n    gateway.charge_card(1)\n", "def f(self):\n    self.gateway.charge_card(1)\n"]
+)
+def test_a_call_whose_binding_the_code_does_not_show_is_matched_by_name_only_when_loose(source: str) -> None:
+    assert bite.make_mutants(source, "m.py", ["billing.charge_card"], ["delete"]) == []
+    [delete] = bite.make_mutants(source, "m.py", ["billing.charge_card"], ["delete"], loose=True)
     assert delete.calls == ("billing.charge_card",)
+    assert delete.loose
+
+
+def test_an_unrelated_call_of_the_same_name_beside_the_collaborator_is_not_mutated() -> None:
+    source = "import billing\ndef f(low_conn):\n    low_conn.send(b'x')\n    billing.send(1)\n    x = 1\n"
+    mutants = bite.make_mutants(source, "m.py", ["billing.send"], ["delete"])
+    assert [(m.line, m.calls) for m in mutants] == [(4, ("billing.send",))]
+    loose = bite.make_mutants(source, "m.py", ["billing.send"], ["delete"], loose=True)
+    assert [(m.line, m.loose) for m in loose] == [(3, True), (4, False)]
+
+
+def test_calls_between_functions_of_a_pinned_module_are_call_sites() -> None:
+    source = (
+        "def reserve(x):\n    return x\n\ndef charge(x):\n    return x\n\n"
+        "def checkout(x):\n    reserve(x)\n    charge(x)\n"
+    )
+    mutants = bite.make_mutants(source, "shop/orders.py", ["orders.reserve", "orders.charge"])
+    assert {(m.operator, m.line) for m in mutants} >= {("swap", 8), ("delete", 8), ("delete", 9)}
+
+
+def test_self_and_cls_calls_inside_a_spied_class_are_call_sites() -> None:
+    source = (
+        "class Cart:\n    def add(self, x):\n        return x\n\n    @classmethod\n    def make(cls):\n"
+        "        return cls()\n\n    def fill(self):\n        self.add(1)\n        self.add(2)\n"
+    )
+    mutants = bite.make_mutants(source, "shop/cart.py", ["cart.Cart.add"], ["delete"])
+    assert [(m.line, m.calls) for m in mutants] == [(10, ("cart.Cart.add",)), (11, ("cart.Cart.add",))]
 
 
 @pytest.mark.parametrize(
@@ -206,10 +258,11 @@ def test_a_call_to_the_collaborator_is_a_call_site(source: str) -> None:
         "charge_card(1)\n",
         "from gateway import charge_card\ncharge_card(1)\n",
         "import os\nos.path.charge_card(1)\n",
-        "billing.refund(1)\n",
+        "import billing\nbilling.refund(1)\n",
+        "gateway.charge_card(1)\n",
         "def later():\n    billing.charge_card(1)\nlater\n",
     ],
-    ids=["unbound name", "other module", "other imported module", "other function", "nested def"],
+    ids=["unbound name", "other module", "other imported module", "other function", "unbound module", "nested def"],
 )
 def test_other_calls_are_not_call_sites(source: str) -> None:
     mutants = bite.make_mutants(source, "m.py", ["billing.charge_card"])
@@ -230,24 +283,28 @@ def test_a_method_label_matches_calls_on_the_imported_class() -> None:
 
 def test_awaited_calls_are_call_sites() -> None:
     source = (
-        "async def renew(gateway):\n    await gateway.charge_card(1)\n    receipt = await billing.send_receipt(2)\n"
+        "import billing\n"
+        "async def renew(gateway=billing):\n"
+        "    await gateway.charge_card(1)\n    receipt = await billing.send_receipt(2)\n"
     )
     mutants = bite.make_mutants(source, "m.py", LABELS)
     assert [(m.operator, m.line) for m in mutants] == [
-        ("swap", 2),
-        ("delete", 2),
-        ("duplicate", 2),
+        ("swap", 3),
+        ("delete", 3),
         ("duplicate", 3),
+        ("duplicate", 4),
     ]
     [swap] = by_operator(mutants, "swap")
     assert swap.text == (
-        "async def renew(gateway):\n    receipt = await billing.send_receipt(2)\n    await gateway.charge_card(1)\n"
+        "import billing\n"
+        "async def renew(gateway=billing):\n"
+        "    receipt = await billing.send_receipt(2)\n    await gateway.charge_card(1)\n"
     )
 
 
 def test_statements_sharing_a_line_are_left_alone() -> None:
     source = "def f(x):\n    billing.charge_card(1); billing.send_receipt(2)\n    if x: billing.charge_card(3)\n"
-    assert bite.make_mutants(source, "m.py", LABELS) == []
+    assert bite.make_mutants(source, "m.py", LABELS, loose=True) == []
 
 
 # ---------------------------------------------------------------------------
@@ -256,7 +313,7 @@ def test_statements_sharing_a_line_are_left_alone() -> None:
 
 def test_crlf_line_breaks_and_a_missing_final_break_are_kept() -> None:
     source = "def f():\r\n    billing.charge_card(1)\r\n    billing.send_receipt(2)"
-    mutants = bite.make_mutants(source, "m.py", LABELS)
+    mutants = bite.make_mutants(source, "m.py", LABELS, loose=True)
     (swap,) = by_operator(mutants, "swap")
     assert swap.text == "def f():\r\n    billing.send_receipt(2)\r\n    billing.charge_card(1)"
     duplicate = by_operator(mutants, "duplicate")[1]
@@ -265,7 +322,7 @@ def test_crlf_line_breaks_and_a_missing_final_break_are_kept() -> None:
 
 def test_form_feeds_and_non_ascii_text_are_kept() -> None:
     source = "\x0c\ndef f():\n    billing.charge_card('é')  # ünïcode\n    billing.send_receipt('ß')\n"
-    [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS), "swap")
+    [swap] = by_operator(bite.make_mutants(source, "m.py", LABELS, loose=True), "swap")
     assert swap.text == "\x0c\ndef f():\n    billing.send_receipt('ß')\n    billing.charge_card('é')  # ünïcode\n"
 
 
@@ -281,7 +338,7 @@ def test_a_source_file_in_its_declared_encoding_is_written_back_in_it() -> None:
         "# -*- coding: latin-1 -*-\ndef f():\n    billing.charge_card('café')\n    billing.send_receipt(1)\n"
     ).encode("latin-1")
     text, encoding = bite.decode_source(data)
-    [swap] = by_operator(bite.make_mutants(text, "m.py", LABELS, encoding=encoding), "swap")
+    [swap] = by_operator(bite.make_mutants(text, "m.py", LABELS, encoding=encoding, loose=True), "swap")
     assert swap.data() == (
         "# -*- coding: latin-1 -*-\ndef f():\n    billing.send_receipt(1)\n    billing.charge_card('café')\n"
     ).encode("latin-1")
@@ -418,19 +475,116 @@ def test_json_report_carries_every_field() -> None:
     assert mutant["diff"] == report.results[0].mutant.diff()
 
 
+def caught(by: str, operator: str = "swap") -> bite.Result:
+    mutant = next(m for m in bite.make_mutants(RENEW, "renewals.py", LABELS) if m.operator == operator)
+    return bite.Result(mutant, "caught", "UnboundLocalError in t.py::test_renew (exit 1)", by)
+
+
+def test_the_report_says_what_caught_each_mutant_and_lists_the_weak_ones() -> None:
+    report = bite.Report((caught("drift", "delete"), caught("error"), caught("assert", "duplicate")), "git worktrees")
+    lines = list(report.lines())
+    weak = report.results[1].mutant
+    assert lines[2].endswith("caught (error)")
+    assert (
+        f"weak {weak.id}: caught only by UnboundLocalError in t.py::test_renew (exit 1): the mutated code "
+        "crashed, as it would under any test; only a drift or an assertion shows the harness watches "
+        "billing.charge_card and billing.send_receipt"
+    ) in lines
+    assert lines[-1] == (
+        "bite: 3 mutants in git worktrees: 3 caught (drift 1, assert 1, error 1), 0 timeout, 0 survived, 0 error; "
+        "1 weak"
+    )
+    data = json.loads(json.dumps(report.as_json()))
+    assert data["caught_by"] == {"drift": 1, "assert": 1, "error": 1, "exit": 0}
+    assert data["weak"] == [weak.id]
+    assert [(m["caught_by"], m["weak"]) for m in data["mutants"]] == [
+        ("drift", False),
+        ("error", True),
+        ("assert", False),
+    ]
+    assert report.exit_code == 0
+
+
+def test_a_merge_counts_what_caught_the_mutants_of_every_shard() -> None:
+    whole = bite.Report((caught("drift", "delete"), caught("error"), caught("exit", "duplicate")), "git worktrees")
+    data = whole.as_json()
+    shards = [{**data, "mutants": data["mutants"][:1]}, {**data, "mutants": data["mutants"][1:]}]
+    merged = bite.merge(shards, ["one.json", "two.json"])
+    assert merged.as_json()["caught_by"] == {"drift": 1, "assert": 0, "error": 1, "exit": 1}
+    assert merged.as_json()["weak"] == [whole.results[1].mutant.id]
+    assert list(merged.lines())[-1] == list(whole.lines())[-1]
+    wrong = {**data, "mutants": [{**data["mutants"][0], "caught_by": "luck"}]}
+    with pytest.raises(UsageError, match=r"one\.json: unknown way of being caught 'luck'"):
+        bite.merge([wrong], ["one.json"])
+
+
+def test_a_failure_is_a_drift_an_assertion_or_an_error_by_its_exception() -> None:
+    assert kind(Drift("baselines/renew.cpin", None, "billing.charge_card moved")) == "drift"
+    assert kind(AssertionError("1 != 2")) == "assert"
+    with pytest.raises(BaseException) as failed:
+        pytest.fail("the test's own verdict")
+    assert kind(failed.value) == "assert"
+    assert kind(UnboundLocalError("receipt")) == "error"
+    assert kind(FileNotFoundError(2, "gone")) == "error"
+
+
 class FakeTerminal(io.StringIO):
     def isatty(self) -> bool:
         return True
 
 
-def test_progress_is_drawn_on_a_terminal_only() -> None:
-    terminal, pipe = FakeTerminal(), io.StringIO()
-    for stream in (terminal, pipe):
-        bar = Progress(stream, _bar)
-        bar(1, 2)
-        bar(2, 2)
-    assert terminal.getvalue().endswith("\rbite [" + "#" * 24 + "] 2/2 mutants\n")
-    assert "1/2 mutants" in terminal.getvalue()
+def test_the_status_line_is_on_a_terminal_before_the_unmutated_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test command waits for `go` before it imports the code: the line must be up
+    # (with what bite is doing) while it waits, and count every mutant at the end.
+    go = tmp_path / "go"
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "billing.py").write_text("")
+    (project / "check.py").write_text(
+        "import os, time\nwhile not os.path.exists(os.environ['GO']):\n    time.sleep(0.02)\nimport renewals\n"
+    )
+    monkeypatch.setenv("GO", str(go))
+    snapshot: dict[str, bytes | None] = {"renewals.py": RENEW.encode()}
+    mutants = bite.make_mutants(RENEW, "renewals.py", LABELS, ["delete"])
+    terminal = FakeTerminal()
+    reports: list[bite.Report] = []
+    command = f"{sys.executable} check.py"
+
+    def run() -> None:
+        reports.append(bite.run(bite.Project(project, None), snapshot, mutants, test=command, progress=terminal))
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        for _ in range(1000):
+            if "running the unmutated tests" in terminal.getvalue():
+                break
+            time.sleep(0.02)
+        waiting = terminal.getvalue()
+    finally:
+        go.touch()
+        runner.join(120)
+    assert "\rbite: 0/2 mutants  running the unmutated tests  elapsed 0:0" in waiting
+    assert "ETA --:--" in waiting
+    assert reports and reports[0].count("survived") == 2
+    last = terminal.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+    assert last.startswith("bite: 2/2 mutants  survived 2  elapsed ")
+    assert terminal.getvalue().endswith("\n")
+
+
+def test_no_status_line_off_a_terminal(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "billing.py").write_text("")
+    snapshot: dict[str, bytes | None] = {"renewals.py": RENEW.encode()}
+    mutants = bite.make_mutants(RENEW, "renewals.py", LABELS, ["delete"])
+    pipe = io.StringIO()
+    report = bite.run(
+        bite.Project(project, None), snapshot, mutants, test=f"{sys.executable} -c 'import renewals'", progress=pipe
+    )
+    assert report.count("survived") == 2
     assert pipe.getvalue() == ""
 
 
@@ -456,6 +610,29 @@ def run_hooked(tmp_path: Path, code: str, watch: list[str], extra_path: list[Pat
     }
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=tmp_path)
     return [line.split("\t") for line in marker.read_text().splitlines()] if marker.exists() else []
+
+
+def test_the_hook_notes_an_uncaught_exception_and_names_the_pytest_plugin_once(tmp_path: Path) -> None:
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    install_hook(_HOOK, hook)
+    shutil.copyfile(_FAILURES, hook / _FAILURES_MODULE)
+    failures = tmp_path / "failures"
+    env = {**os.environ, "PYTHONPATH": str(hook), "CALLPIN_BITE_FAILURES": str(failures), "PYTEST_PLUGINS": "xdist"}
+    script = tmp_path / "check.py"
+    script.write_text(
+        "import os, subprocess, sys\n"
+        "print(os.environ['PYTEST_PLUGINS'])\n"
+        "subprocess.run([sys.executable, '-c', 'import os; print(os.environ[\"PYTEST_PLUGINS\"])'])\n"
+        "raise KeyError('receipt')\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == ["xdist,callpin_bite_failures"] * 2
+    assert "KeyError: 'receipt'" in done.stderr
+    assert [json.loads(line) for line in failures.read_text().splitlines()] == [
+        {"kind": "error", "type": "builtins.KeyError", "where": str(script)}
+    ]
 
 
 def test_the_hook_notes_the_real_file_and_module_of_a_watched_name(tmp_path: Path) -> None:
@@ -545,14 +722,20 @@ def test_a_bite_error_prints_the_commands_output_before_the_line(
 
 
 def test_signals_during_cleanup_wait_for_it_and_sigint_is_raised_after() -> None:
+    # A shell that runs the suite in the background hands it SIGINT ignored; the
+    # handler bite finds is Python's own wherever a person presses Ctrl-C.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     cleaned = []
-    with pytest.raises(KeyboardInterrupt):
-        with SignalGuard() as guard:
-            guard.hold()
-            signal.raise_signal(signal.SIGINT)
-            cleaned.append(True)
-    assert cleaned == [True]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with SignalGuard() as guard:
+                guard.hold()
+                signal.raise_signal(signal.SIGINT)
+                cleaned.append(True)
+        assert cleaned == [True]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_sigterm_cleans_up_then_reaches_the_callers_handler() -> None:
@@ -573,7 +756,7 @@ def test_sigterm_cleans_up_then_reaches_the_callers_handler() -> None:
 
 def test_a_scratch_copy_that_cannot_be_made_is_a_bite_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "project").mkdir()
-    scratch = Scratch(bite.Project(tmp_path / "project", None), {}, "true")
+    scratch = Scratch(bite.Project(tmp_path / "project", None), {}, "true").open()
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")

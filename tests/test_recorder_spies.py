@@ -663,5 +663,6 @@ def test_a_receiver_whose_class_attribute_raises_is_numbered_by_its_type(scenari
 
     with callpin.record(spy="cp_scenario.Gateway") as rec:
         assert Hidden().ping(1) == "pong"
-    (event,) = rec.events
+    built, event = rec.events
+    assert (built.label, built.args) == ("cp_scenario.Gateway", (event.args[0],))
     assert (event.args[0].type.rsplit(".", 1)[1], event.args[0].number, event.args[1:]) == ("Hidden", 1, (1,))

@@ -219,6 +219,14 @@ def test_a_field_change_repeated_across_calls_is_written_once_with_the_calls_it_
     assert text.count("(and 3 changes shown at #0)") == 4
 
 
+def test_a_change_repeated_in_many_calls_lists_the_first_and_last_calls_and_counts_the_rest():
+    old = log_of(*(call("svc.step", k, ctx={"v": 1}) for k in range(40)))
+    new = log_of(*(call("svc.step", k, ctx={"v": 2}) for k in range(40)))
+    text = render_text(diff(old, new))
+    assert "kwargs.ctx.v: 1 → 2  (in 40 calls: #0, #1, #2, #3, #4, #5, … 32 more …, #38, #39)" in text
+    assert max(len(line) for line in text.splitlines()) < 160
+
+
 def test_a_field_change_in_one_call_only_is_written_plainly():
     old = log_of(call("svc.a", ctx={"x": 1}), call("svc.b", ctx={"x": 1}))
     new = log_of(call("svc.a", ctx={"x": 2}), call("svc.b", ctx={"x": 3}))

@@ -88,6 +88,37 @@ def test_resolution_imports_the_longest_importable_prefix(tmp_path, monkeypatch)
         sys.modules.pop("cp_disk_pkg", None)
 
 
+def test_a_name_the_module_binds_to_a_callable_is_not_tried_as_a_submodule(billing, monkeypatch):
+    tried = []
+    real_import = spy.importlib.import_module
+
+    def import_module(name, package=None):
+        tried.append(name)
+        return real_import(name, package)
+
+    monkeypatch.setattr(spy.importlib, "import_module", import_module)
+    with callpin.record(spy=["cp_pkg.billing.charge", "cp_pkg.billing.Gateway.charge"]) as rec:
+        billing.charge("card_A", 1)
+    assert calls(rec) == [("cp_pkg.billing.charge", ("card_A", 1), {})]
+    assert "cp_pkg.billing.charge" not in tried and "cp_pkg.billing.Gateway" not in tried
+    assert tried.count("cp_pkg.billing") == 2
+
+
+def test_a_submodule_shadowed_by_a_same_named_function_of_its_package_is_still_found(tmp_path, monkeypatch):
+    package = tmp_path / "cp_shadow_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .thing import thing\n")
+    (package / "thing.py").write_text("def thing():\n    return helper()\n\ndef helper():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with callpin.record(spy="cp_shadow_pkg.thing.helper") as rec:
+            sys.modules["cp_shadow_pkg"].thing()
+        assert calls(rec) == [("cp_shadow_pkg.thing.helper", (), {})]
+    finally:
+        sys.modules.pop("cp_shadow_pkg.thing", None)
+        sys.modules.pop("cp_shadow_pkg", None)
+
+
 def test_a_missing_module_is_a_target_error_naming_what_was_tried():
     with pytest.raises(TargetError) as caught:
         with callpin.record(spy="cp_nowhere.billing.charge"):
@@ -216,8 +247,85 @@ def test_a_whole_class_spies_public_methods_and_leaves_properties_untouched(bill
         "cp_pkg.billing.Gateway.charge",
         "cp_pkg.billing.Gateway.fee",
         "cp_pkg.billing.Gateway.create",
+        "cp_pkg.billing.Gateway",
     ]
+    assert dict(vars(billing.Gateway)) == originals
     assert all(vars(billing.Gateway)[name] is value for name, value in originals.items())
+
+
+def test_spying_a_class_records_its_construction_under_the_class_label_with_the_new_instance_numbered(billing):
+    with callpin.record(spy="cp_pkg.billing.Gateway") as rec:
+        first = billing.Gateway("a")
+        second = billing.Gateway(name="b")
+        second.charge(2)
+        first.charge(1)
+    one, two = Instance("cp_pkg.billing.Gateway", 1), Instance("cp_pkg.billing.Gateway", 2)
+    assert calls(rec) == [
+        ("cp_pkg.billing.Gateway", (one, "a"), {}),
+        ("cp_pkg.billing.Gateway", (two,), {"name": "b"}),
+        ("cp_pkg.billing.Gateway.charge", (two, 2), {}),
+        ("cp_pkg.billing.Gateway.charge", (one, 1), {}),
+    ]
+    assert (first.name, second.name) == ("a", "b")
+    assert rec.targets[0] == spy.Patch("cp_pkg.billing.Gateway", "cp_pkg.billing.Gateway.__init__", alias=False)
+
+
+def test_a_dict_label_names_the_construction_of_a_class(billing):
+    with callpin.record(spy={"gateway": "cp_pkg.billing.Gateway"}) as rec:
+        billing.Gateway("a").charge(1)
+    assert [label for label, _, _ in calls(rec)] == ["gateway", "gateway.charge"]
+
+
+def test_a_subclass_built_while_its_base_is_spied_is_recorded_under_the_base_label(billing):
+    with callpin.record(spy="cp_pkg.billing.Gateway") as rec:
+        billing.Sandbox("s")
+    assert calls(rec) == [("cp_pkg.billing.Gateway", (Instance("cp_pkg.billing.Sandbox", 1), "s"), {})]
+
+
+def test_a_constructor_that_raises_is_recorded_with_its_raise(billing, make_module):
+    module = make_module("cp_strict", "class Strict:\n    def __init__(self, n):\n        raise ValueError(n)\n")
+    with callpin.record(spy="cp_strict.Strict") as rec:
+        with pytest.raises(ValueError):
+            module.Strict(3)
+    assert [(e.kind, e.label) for e in rec.events] == [("call", "cp_strict.Strict"), ("raise", "cp_strict.Strict")]
+
+
+CLASSES_WITHOUT_INIT = """
+    class Plain:
+        pass
+
+    class Built:
+        def __new__(cls, *args, **kwargs):
+            instance = super().__new__(cls)
+            instance.args = args
+            return instance
+"""
+
+
+def test_a_class_without_its_own_init_is_constructed_as_before_and_left_without_one(make_module):
+    module = make_module("cp_noinit", CLASSES_WITHOUT_INIT)
+    with pytest.raises(TypeError) as unspied:
+        module.Plain(1)
+    with callpin.record(spy=["cp_noinit.Plain", "cp_noinit.Built"]) as rec:
+        module.Plain()
+        with pytest.raises(TypeError) as spied:
+            module.Plain(1)
+        built = module.Built(1, key=2)
+    assert str(spied.value) == str(unspied.value)
+    assert built.args == (1,)
+    assert calls(rec) == [
+        ("cp_noinit.Plain", (Instance("cp_noinit.Plain", 1),), {}),
+        ("cp_noinit.Plain", (Instance("cp_noinit.Plain", 2), 1), {}),
+        ("cp_noinit.Built", (Instance("cp_noinit.Built", 1), 1), {"key": 2}),
+    ]
+    assert "__init__" not in vars(module.Plain) and "__init__" not in vars(module.Built)
+    assert module.Plain.__init__ is object.__init__
+
+
+def test_a_builtin_class_is_spied_by_its_methods_only_and_has_none():
+    with pytest.raises(TargetError, match="defines no public functions"):
+        with callpin.record(spy="datetime.date"):
+            pass
 
 
 def test_a_property_named_as_a_target_is_refused(billing):
@@ -483,6 +591,7 @@ def test_nested_recorders_on_methods_each_see_the_receiver_and_restore(billing):
     assert calls(outer) == [
         ("cp_pkg.billing.Gateway.charge", (receiver, 3), {}),
         ("cp_pkg.billing.Gateway.create", ("z",), {}),
+        ("cp_pkg.billing.Gateway", (Instance("cp_pkg.billing.Gateway", 2), "z"), {}),
     ]
     assert vars(billing.Gateway)["create"] is original
 

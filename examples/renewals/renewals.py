@@ -14,10 +14,10 @@ def renew(case: dict[str, Any]) -> dict[str, Any]:
     if not case.get("active", True):
         return {"case": case["id"], "status": "skipped"}
 
-    amount = case["amount"]
-    if amount < 0:
-        # Credits are refunded elsewhere; a renewal never charges less than nothing.
-        amount = 0
+    amount = _amount_due(case)
+    # Credits are refunded elsewhere: a renewal never charges less than nothing. The
+    # floor is a private helper's, free to change in a refactor: pin the billing calls,
+    # never _amount_due.
     currency = case.get("currency", "usd")
     key = f"renewal-{case['id']}-{uuid.uuid4()}"
     renewed_at = datetime.now(UTC).isoformat()
@@ -31,3 +31,8 @@ def renew(case: dict[str, Any]) -> dict[str, Any]:
 def renew_all(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Renew every case in order."""
     return [renew(case) for case in cases]
+
+
+def _amount_due(case: dict[str, Any]) -> int:
+    """The amount to charge: the case's, floored at zero."""
+    return max(case["amount"], 0)

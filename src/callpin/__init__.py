@@ -1,6 +1,7 @@
 """callpin: pin the interactions of legacy code before a refactor."""
 
 from ._impl import IMPLEMENTATION
+from .cases import Case, Cases, cases
 from .codec import (
     Custom,
     Cycle,
@@ -37,6 +38,7 @@ from .normalize import DEFAULT_RULES, RuleSet, rule, secret_keys
 from .pinning import Pin, pin
 from .recorder import Recording, raises, record, returns
 from .spy import target
+from .stubs import with_receiver
 
 __version__ = "0.1.0"
 
@@ -45,6 +47,8 @@ __all__ = [
     "IMPLEMENTATION",
     "BaselineMissing",
     "CallpinError",
+    "Case",
+    "Cases",
     "CorruptLog",
     "Custom",
     "Cycle",
@@ -72,6 +76,7 @@ __all__ = [
     "UnsupportedVersion",
     "UsageError",
     "__version__",
+    "cases",
     "diff",
     "load",
     "opaque",
@@ -84,4 +89,5 @@ __all__ = [
     "secret_keys",
     "target",
     "unregister",
+    "with_receiver",
 ]

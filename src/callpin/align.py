@@ -3,16 +3,18 @@
 `align` pairs equal elements of two sequences in a common subsequence, in near-linear
 time for mostly-equal sequences; `increasing` and `unstable` find the longest
 increasing subsequences of the pairs' positions, which say what stayed and what moved.
+Every pass over a whole sequence is a C-speed pipeline (`map`, `compress`, slice
+comparison, `Counter`); Python-level loops run only over the differences.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Hashable, Sequence
-from itertools import accumulate, compress, islice, repeat
-from operator import eq, gt, sub
-from typing import TypeVar
+from itertools import compress, islice, repeat
+from operator import eq, gt, is_not, ne, sub
+from typing import TypeVar, cast
 
 # A gap between anchors with no event unique on both sides is aligned exactly
 # (longest common subsequence) only while old length x new length stays under
@@ -48,14 +50,21 @@ def align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
     stack = [(0, len(a), 0, len(b))]
     while stack:
         a0, a1, b0, b1 = stack.pop()
-        while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
-            match[a0] = b0
-            a0 += 1
-            b0 += 1
-        while a0 < a1 and b0 < b1 and a[a1 - 1] == b[b1 - 1]:
-            a1 -= 1
-            b1 -= 1
-            match[a1] = b1
+        if a1 - a0 == 1 and b1 - b0 == 1:
+            # The commonest box by far: one event between two anchors on each side.
+            if a[a0] == b[b0]:
+                match[a0] = b0
+            continue
+        same = _common_prefix(a, b, a0, a1, b0, b1)
+        if same:
+            match[a0 : a0 + same] = range(b0, b0 + same)
+            a0 += same
+            b0 += same
+        same = _common_suffix(a, b, a0, a1, b0, b1)
+        if same:
+            match[a1 - same : a1] = range(b1 - same, b1)
+            a1 -= same
+            b1 -= same
         if a0 == a1 or b0 == b1:
             continue
         anchors_a, anchors_b = _unique_pairs(a, b, (a0, a1, b0, b1))
@@ -67,38 +76,109 @@ def align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
             anchors_a, anchors_b = _pairs_in_order(a, b, (a0, a1, b0, b1))
             if not anchors_a:
                 continue
-        next_a, next_b = a0, b0
-        for k in increasing(anchors_b):
-            i, j = anchors_a[k], anchors_b[k]
-            match[i] = j
-            if next_a < i and next_b < j:
-                stack.append((next_a, i, next_b, j))
-            next_a, next_b = i + 1, j + 1
-        if next_a < a1 and next_b < b1:
-            stack.append((next_a, a1, next_b, b1))
+        kept = increasing(anchors_b)
+        if len(kept) < len(anchors_b):
+            anchors_a = list(map(anchors_a.__getitem__, kept))
+            anchors_b = list(map(anchors_b.__getitem__, kept))
+        deque(map(match.__setitem__, anchors_a, anchors_b), maxlen=0)
+        stack.extend(_gaps(anchors_a, anchors_b, (a0, a1, b0, b1)))
     return match
 
 
-def _unique_pairs(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
-    """Indices (in a, in b) of every element occurring once in a[a0:a1] and once in b[b0:b1]."""
+def _common_prefix(a: Sequence[_H], b: Sequence[_H], a0: int, a1: int, b0: int, b1: int) -> int:
+    """The length of the equal prefix of a[a0:a1] and b[b0:b1], found by galloping slice comparisons."""
+    limit = min(a1 - a0, b1 - b0)
+    if not limit or a[a0] != b[b0]:
+        return 0
+    same, step = 1, 8
+    while same < limit:
+        end = min(same + step, limit)
+        if a[a0 + same : a0 + end] == b[b0 + same : b0 + end]:
+            same, step = end, step * 2
+            continue
+        # The first difference lies in [same, end): halve the window until it is small.
+        while end - same > 8:
+            middle = (same + end) // 2
+            if a[a0 + same : a0 + middle] == b[b0 + same : b0 + middle]:
+                same = middle
+            else:
+                end = middle
+        while a[a0 + same] == b[b0 + same]:
+            same += 1
+        return same
+    return same
+
+
+def _common_suffix(a: Sequence[_H], b: Sequence[_H], a0: int, a1: int, b0: int, b1: int) -> int:
+    """The length of the equal suffix of a[a0:a1] and b[b0:b1]."""
+    limit = min(a1 - a0, b1 - b0)
+    if not limit or a[a1 - 1] != b[b1 - 1]:
+        return 0
+    same, step = 1, 8
+    while same < limit:
+        end = min(same + step, limit)
+        if a[a1 - end : a1 - same] == b[b1 - end : b1 - same]:
+            same, step = end, step * 2
+            continue
+        while end - same > 8:
+            middle = (same + end) // 2
+            if a[a1 - middle : a1 - same] == b[b1 - middle : b1 - same]:
+                same = middle
+            else:
+                end = middle
+        while a[a1 - 1 - same] == b[b1 - 1 - same]:
+            same += 1
+        return same
+    return same
+
+
+def _gaps(anchors_a: list[int], anchors_b: list[int], box: _Box) -> list[_Box]:
+    """The boxes between consecutive anchors (and the box's ends) with elements on both sides.
+
+    Slot k lies between anchor k - 1 and anchor k; a box is open where both sides
+    leave an element out in the same slot. The boxes are disjoint and aligned
+    independently, so their order does not matter.
+    """
     a0, a1, b0, b1 = box
-    part_a, part_b = a[a0:a1], b[b0:b1]
-    once = _once(part_a)
-    once.intersection_update(_once(part_b))
-    if not once:
-        return [], []
+    bounds_a = [a0 - 1, *anchors_a, a1]
+    open_a = _open_slots(bounds_a)
+    if not open_a:
+        return []
+    bounds_b = [b0 - 1, *anchors_b, b1]
+    open_a.intersection_update(_open_slots(bounds_b))
+    return [(bounds_a[k] + 1, bounds_a[k + 1], bounds_b[k] + 1, bounds_b[k + 1]) for k in open_a]
+
+
+def _open_slots(bounds: list[int]) -> set[int]:
+    """The k with room between bounds[k] and bounds[k + 1] (ascending bounds)."""
+    steps = map(sub, islice(bounds, 1, None), bounds)
+    return set(compress(range(len(bounds) - 1), map(gt, steps, repeat(1))))
+
+
+def _unique_pairs(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
+    """Indices (in a, in b) of every element occurring once in a[a0:a1] and once in b[b0:b1].
+
+    Only b's range is hashed: a map from each element to its last position in b,
+    without the elements b repeats, is looked up with every element of a; an element
+    a repeats then finds one position twice, which the few candidates' positions show.
+    """
+    a0, a1, b0, b1 = box
+    part_b = b[b0:b1]
     where = dict(zip(part_b, range(b0, b1), strict=True))
-    chosen = list(map(once.__contains__, part_a))
-    return (
-        list(compress(range(a0, a1), chosen)),
-        list(map(where.__getitem__, compress(part_a, chosen))),
-    )
-
-
-def _once(items: Sequence[_H]) -> set[_H]:
-    """The elements occurring exactly once in `items`."""
-    tally = Counter(items)
-    return set(compress(tally.keys(), map(eq, tally.values(), repeat(1))))
+    if len(where) < len(part_b):
+        last = list(map(where.__getitem__, part_b))
+        for j in compress(range(b0, b1), map(ne, last, range(b0, b1))):
+            where.pop(b[j], None)
+    found = list(map(where.get, a[a0:a1]))
+    present = list(map(is_not, found, repeat(None)))
+    anchors_a = list(compress(range(a0, a1), present))
+    anchors_b = cast("list[int]", list(compress(found, present)))
+    if len(set(anchors_b)) < len(anchors_b):
+        tally = Counter(anchors_b)
+        once = list(map(eq, map(tally.__getitem__, anchors_b), repeat(1)))
+        anchors_a = list(compress(anchors_a, once))
+        anchors_b = list(compress(anchors_b, once))
+    return anchors_a, anchors_b
 
 
 def _pairs_in_order(a: Sequence[_H], b: Sequence[_H], box: _Box) -> tuple[list[int], list[int]]:
@@ -154,22 +234,44 @@ def _blocks(values: list[int]) -> list[tuple[int, int]]:
 
     Every element outside those ranges is greater than all before it and less than
     all after it, so it belongs to every longest increasing subsequence; the ranges
-    are independent. Found with C-speed scans, so an almost sorted list costs
-    linear time.
+    are independent. A range grows out of each descent (an element greater than the
+    next): outward while a neighbour is out of order with the range's least or
+    greatest element, joining the range before it when they overlap. Between
+    descents the values increase, so each step outward is a bisection, and an
+    almost sorted list costs one C-speed scan for its descents.
     """
-    if len(values) < 2:
-        return []
-    highest = list(accumulate(values, max))
-    lowest = list(accumulate(reversed(values), min))
-    lowest.reverse()
-    crossings = compress(range(len(values) - 1), map(gt, highest, islice(lowest, 1, None)))
-    blocks: list[tuple[int, int]] = []
-    for k in crossings:
-        if blocks and blocks[-1][1] == k + 1:
-            blocks[-1] = (blocks[-1][0], k + 2)
-        else:
-            blocks.append((k, k + 2))
-    return blocks
+    size = len(values)
+    descents = list(compress(range(size - 1), map(gt, values, islice(values, 1, None))))
+    blocks: list[list[int]] = []  # [start, end, least, greatest]
+    for at, k in enumerate(descents):
+        if blocks and k + 1 < blocks[-1][1]:
+            continue
+        start, end = k, k + 2
+        least, greatest = values[k + 1], values[k]
+        while True:
+            # Left: the values before `start` down to the previous block increase, so
+            # those greater than `least` are a suffix of them.
+            floor = blocks[-1][1] if blocks else 0
+            start = bisect_right(values, least, floor, start)
+            if blocks and start == floor and blocks[-1][3] > least:
+                start, _, low, high = blocks.pop()
+                least, greatest = min(least, low), max(greatest, high)
+                continue
+            # Right: the values after `end` up to the next descent increase, so those
+            # less than `greatest` are a prefix of them.
+            following = bisect_right(descents, end - 1, at)
+            ceiling = descents[following] + 1 if following < len(descents) else size
+            grown = bisect_left(values, greatest, end, ceiling)
+            if grown == end:
+                break
+            least = min(least, values[end])
+            end = grown
+            if end == ceiling and end < size and values[end] < greatest:
+                # Reached a descent: its right side is the next increasing stretch.
+                least = min(least, values[end])
+                end += 1
+        blocks.append([start, end, least, greatest])
+    return [(block[0], block[1]) for block in blocks]
 
 
 def _lengths_ending(values: Sequence[int]) -> list[int]:
@@ -188,7 +290,7 @@ def _lengths_ending(values: Sequence[int]) -> list[int]:
 
 def increasing(values: list[int]) -> list[int]:
     """Positions of a longest increasing subsequence of `values` (distinct)."""
-    dropped: set[int] = set()
+    dropped: list[int] = []
     for start, end in _blocks(values):
         block = values[start:end]
         lengths = _lengths_ending(block)
@@ -196,16 +298,18 @@ def increasing(values: list[int]) -> list[int]:
         # extends the subsequence: a deterministic choice among equals.
         want = max(lengths)
         limit: int | None = None
-        keep: set[int] = set()
         for k in range(len(block) - 1, -1, -1):
             if lengths[k] == want and (limit is None or block[k] < limit):
-                keep.add(k)
                 limit = block[k]
                 want -= 1
-        dropped.update(start + k for k in range(len(block)) if k not in keep)
+            else:
+                dropped.append(start + k)
     if not dropped:
         return list(range(len(values)))
-    return [k for k in range(len(values)) if k not in dropped]
+    kept = [True] * len(values)
+    for k in dropped:
+        kept[k] = False
+    return list(compress(range(len(values)), kept))
 
 
 def unstable(values: list[int]) -> set[int]:

@@ -46,9 +46,11 @@ class LiveStatus:
     """A line with counts by outcome, elapsed time and an ETA, redrawn on a terminal while work runs.
 
     A thread redraws it every `interval` seconds from `start()` on, so the line is there
-    before the first piece of work ends; `finished(outcome)` counts one piece and
-    redraws. The ETA is the mean time per finished piece times those left (`--:--`
-    until one has finished). Nothing is drawn on a stream that is not a terminal.
+    before the first piece of work ends; `note(text)` says what happens meanwhile (a
+    setup step), `finished(outcome)` counts one piece and redraws. The ETA is the mean
+    time per finished piece, measured from `begin()` (else from `start()`), times those
+    left (`--:--` until one has finished). Nothing is drawn on a stream that is not a
+    terminal.
     """
 
     def __init__(
@@ -69,7 +71,10 @@ class LiveStatus:
         self._clock = clock
         self._interval = interval
         self._counts: dict[str, int] = {}
+        self._note: str | None = None
+        self._width = 79
         self._started = clock()
+        self._began = self._started
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -85,22 +90,25 @@ class LiveStatus:
     def text(self) -> str:
         """The line as it reads now."""
         done = self.done
-        elapsed = self._clock() - self._started
-        eta = clock_text(elapsed / done * (self._total - done)) if done else "--:--"
+        now = self._clock()
+        eta = clock_text((now - self._began) / done * (self._total - done)) if done else "--:--"
         counts = ", ".join(f"{outcome} {n}" for outcome, n in self._counts.items())
-        parts = [f"{self._title}: {done}/{self._total} {self._unit}", *([counts] if counts else [])]
-        return "  ".join([*parts, f"elapsed {clock_text(elapsed)}", f"ETA {eta}"])
+        extras = [text for text in (counts, self._note) if text]
+        parts = [f"{self._title}: {done}/{self._total} {self._unit}", *extras]
+        return "  ".join([*parts, f"elapsed {clock_text(now - self._started)}", f"ETA {eta}"])
 
     def _draw(self) -> None:
         with self._lock:
             if self._stream is not None and self.shown:
                 # Padding clears what a longer previous line left.
-                self._stream.write("\r" + self.text().ljust(79))
+                text = self.text()
+                self._width = max(self._width, len(text))
+                self._stream.write("\r" + text.ljust(self._width))
                 self._stream.flush()
 
     def start(self) -> LiveStatus:
         """Draw the line now and keep it current until `stop()`."""
-        self._started = self._clock()
+        self._started = self._began = self._clock()
         if self.shown:
             self._draw()
             self._thread = threading.Thread(target=self._tick, name="callpin-progress", daemon=True)
@@ -110,6 +118,16 @@ class LiveStatus:
     def _tick(self) -> None:
         while not self._stop.wait(self._interval):
             self._draw()
+
+    def note(self, text: str | None) -> None:
+        """Show what is happening now (None: nothing), until the next note."""
+        self._note = text
+        self._draw()
+
+    def begin(self) -> None:
+        """The pieces of work start now: setup before this does not count in the ETA."""
+        self._began = self._clock()
+        self._draw()
 
     def finished(self, outcome: str) -> None:
         """One piece of work ended with `outcome` (a word such as `ok`, `failed`)."""

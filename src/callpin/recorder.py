@@ -12,10 +12,11 @@ from . import _impl, codec
 from .errors import TargetError, UsageError
 from .event import Event, decode_event
 from .export import export_log
-from .journal import AsyncSpy, Journal, run_stub
+from .journal import AsyncSpy, Journal
 from .logfile import Log, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet
 from .spy import Handler, Patch, Patcher, Site, SpySpec, Target, TargetSpec, resolve, resolve_one
+from .stubs import plain, stub_handler, stubbed_spy
 
 Outcomes: TypeAlias = Literal["raise", "all", "none"]
 OUTCOMES = ("raise", "all", "none")
@@ -145,9 +146,10 @@ class Recording:
         for site in sites:
             matched = stubs.pop(site.key, None)
             wired.append((site, self._spy_handler(site, None if matched is None else matched[1])))
-        # A target stubbed but not spied is replaced and records nothing.
+        # A target stubbed but not spied is replaced and records nothing (the spies of
+        # outer recordings still record it: see stubs.py).
         for stubbed, replacement in stubs.values():
-            wired.append((stubbed, _stub_handler(stubbed, replacement)))
+            wired.append((stubbed, stub_handler(replacement, stubbed.flavor)))
         self._labels = [site.label for site in sites]
         self._patcher.patch(wired, aliases=self._aliases, opener=self._opener)
         self._journal.start()
@@ -213,6 +215,10 @@ class Recording:
     # -- wiring ------------------------------------------------------------------------
 
     def _spy_handler(self, site: Site, stub: Callable[..., Any] | None) -> Handler:
+        # The spy runs a plain stub itself; one that takes the receiver, or that must
+        # run beneath an outer recording's spy of the same place, runs beneath this one.
+        if stub is not None and not plain(stub, site.original):
+            return stubbed_spy(self._spy_handler(site, None), stub, site.flavor)
         if site.flavor == "async":
             return AsyncSpy(self._journal, site.label, stub, self._record_return)
         # The generator is the user's to iterate; its "return value" is only the
@@ -266,18 +272,3 @@ def _opener() -> str | None:
             return name if isinstance(name, str) else None
         frame = frame.f_back  # type: ignore[assignment]
     return None
-
-
-def _stub_handler(site: Site, stub: Callable[..., Any]) -> Handler:
-    """The handler of a target that is stubbed but not spied: replace, record nothing."""
-    if site.flavor == "async":
-
-        def replace_async(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            return run_stub(stub, args, kwargs)
-
-        return replace_async
-
-    def replace(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return stub(*args, **kwargs)
-
-    return replace

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .cases import CASE_MARK
 from .diff import Counts, Op
 from .event import render_event
 from .fields import ABSENT, FieldChange
@@ -153,8 +154,12 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False, limit: int
     shown_ops = 0
     calls = repeated_changes(diff)
     first: dict[str, int] = {}
+    cases = _CaseFinder(diff)
     for row in laid_out:
         row_lines = _row_lines(row, width, color, calls, first)
+        heading = cases.heading(row)
+        if heading is not None:
+            row_lines.insert(0, f"{'':8} {heading}")
         if limit is not None and shown_lines + len(row_lines) > limit:
             left = len(diff.ops) - shown_ops
             lines.append(f"… {counted(left, 'more difference')} not shown")
@@ -163,6 +168,51 @@ def render_text(diff: Diff, *, context: int = 3, color: bool = False, limit: int
         shown_ops += row.kind not in ("equal", "skip")
         lines.extend(row_lines)
     return "\n".join([*lines, render_stat(diff, color=color)])
+
+
+class _CaseFinder:
+    """The case (of `callpin.cases`) each difference falls in: the nearest `case` mark before it.
+
+    A heading is given when a difference falls in another case than the one before it,
+    so a drift in a log of many cases names its case however far its mark is. Logs
+    without case marks (their counts say so) are never searched.
+    """
+
+    def __init__(self, diff: Diff) -> None:
+        self._sides = (diff.old, diff.new) if CASE_MARK in diff.counts else None
+        self._memo: tuple[dict[int, str | None], dict[int, str | None]] = ({}, {})
+        self._current: str | None = None
+
+    def heading(self, row: Row) -> str | None:
+        if self._sides is None or row.kind in ("equal", "skip"):
+            return None
+        side, index = (1, row.new) if row.new is not None else (0, row.old)
+        if index is None:
+            return None
+        case = self._case(side, index)
+        if case is None or case == self._current:
+            return None
+        self._current = case
+        return f"in case {case}"
+
+    def _case(self, side: int, index: int) -> str | None:
+        assert self._sides is not None
+        log, memo = self._sides[side], self._memo[side]
+        visited: list[int] = []
+        found: str | None = None
+        while index >= 0:
+            if index in memo:
+                found = memo[index]
+                break
+            visited.append(index)
+            event = log[index]
+            if event.kind == "mark" and event.label == CASE_MARK:
+                found = str(event.value)
+                break
+            index -= 1
+        for seen in visited:
+            memo[seen] = found
+        return found
 
 
 def repeated_changes(diff: Diff) -> dict[str, list[int]]:
@@ -202,12 +252,21 @@ def _row_lines(
             earlier.append(first[text])
         else:
             first[text] = events[0]
-            listed = ", ".join(f"#{j}" for j in events)
+            listed = _numbers(events)
             out.append(_paint(f"{pad}{text}  (in {len(events)} calls: {listed})", row.kind, color))
     if earlier:
-        listed = ", ".join(f"#{j}" for j in sorted(set(earlier)))
+        listed = _numbers(sorted(set(earlier)))
         out.append(_paint(f"{pad}(and {counted(len(earlier), 'change')} shown at {listed})", row.kind, color))
     return out
+
+
+def _numbers(events: list[int], shown: int = 8) -> str:
+    """Event numbers as `#0, #1, #2`; a long list keeps its first and last few around a count of the rest."""
+    if len(events) <= shown:
+        return ", ".join(f"#{j}" for j in events)
+    head, tail = events[: shown - 2], events[-2:]
+    rest = len(events) - len(head) - len(tail)
+    return ", ".join(f"#{j}" for j in head) + f", … {rest} more …, " + ", ".join(f"#{j}" for j in tail)
 
 
 class CountRow(NamedTuple):

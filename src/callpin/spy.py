@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -149,6 +150,8 @@ def _expand(label: str, spec: TargetSpec) -> list[Site]:
             for attr, value in list(vars(found).items())
             if _public(attr) and _is_method(value)
         ]
+        if _constructible(found):
+            sites.insert(0, _site(label, found, "__init__", _raw(found, "__init__")))
     else:
         assert owner is not None
         return [_site(label, owner, name, _raw(owner, name), explicit=str(spec))]
@@ -184,6 +187,14 @@ def _import_longest(text: str) -> tuple[types.ModuleType, list[str], str]:
     imported = ""
     for end in range(1, len(parts) + 1):
         name = ".".join(parts[:end])
+        if module is not None and name not in sys.modules:
+            # An attribute of the module that is not a module is what the name means:
+            # trying to import it costs a search of every finder, at every block. (A
+            # submodule already imported is taken even when its package binds something
+            # else under its name, `from .thing import thing`.)
+            attribute = getattr(module, parts[end - 1], None)
+            if attribute is not None and not isinstance(attribute, types.ModuleType):
+                break
         try:
             found = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -249,6 +260,47 @@ def _flavor(function: Any) -> Flavor:
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
         return "generator"
     return "sync"
+
+
+def _constructible(cls: type) -> bool:
+    """Whether a spied class's construction is recorded: its `__init__` is spied under the class's label.
+
+    The instance `__init__` receives is the new one, so it is numbered like any receiver
+    from its construction on. A type whose attributes cannot be set (a builtin, most
+    extension types) is spied by its methods only.
+    """
+    return not cls.__flags__ & _IMMUTABLE_TYPE
+
+
+# Py_TPFLAGS_IMMUTABLETYPE: setting an attribute of such a type raises TypeError.
+_IMMUTABLE_TYPE = 1 << 8
+
+
+def _wrappable(site: Site) -> Any:
+    """What a site's proxy wraps: its original, but for `object.__init__` under a class with its own `__new__`.
+
+    `object.__init__` checks its arguments by whether it is the class's `__init__`
+    and `__new__` is `object.__new__`; once a proxy is the class's `__init__`, it
+    would refuse the arguments of a class whose own `__new__` takes them, and name
+    itself rather than the class for one that takes none. These stand in for it as
+    it behaves in each case.
+    """
+    if site.name == "__init__" and site.original is object.__init__ and isinstance(site.owner, type):
+        new: object = site.owner.__new__
+        if new is object.__new__:
+            return _init_taking_no_arguments
+        return _init_ignoring_arguments
+    return site.original
+
+
+def _init_ignoring_arguments(self: object, *args: Any, **kwargs: Any) -> None:
+    """`object.__init__` under a class with its own `__new__`: the arguments are `__new__`'s."""
+
+
+def _init_taking_no_arguments(self: object, *args: Any, **kwargs: Any) -> None:
+    """`object.__init__` under a class with neither `__init__` nor `__new__` of its own: no arguments."""
+    if args or kwargs:
+        raise TypeError(f"{type(self).__name__}() takes no arguments")
 
 
 def _public(name: str) -> bool:
@@ -352,7 +404,7 @@ class Patcher:
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
-            proxies = [(site, SpyProxy(site.original, handler)) for site, handler in current]
+            proxies = [(site, SpyProxy(_wrappable(site), handler)) for site, handler in current]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies, opener) if aliases else []

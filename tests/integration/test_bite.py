@@ -319,6 +319,9 @@ def start_slow_bite(project: Path, started: Path, *options: str) -> subprocess.P
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite run in the background has SIGINT ignored, and children inherit that;
+        # bite started from a terminal does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -350,6 +353,44 @@ def test_a_run_stopped_halfway_by_a_signal_cleans_up(
     assert repository_state(project) == before
     assert scratch_folders(process.pid) == []
     assert [pid_alive(int(pid)) for pid in hanging] == [False] * len(hanging)
+
+
+def test_ctrl_c_during_the_unmutated_run_starts_no_mutant_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    hang = "import os, time\nprint(os.getpid(), file=open(os.environ['STARTED'], 'a'), flush=True)\ntime.sleep(60)\n"
+    project = make_project(tmp_path / "repo", {"billing.py": BILLING, "renewals.py": RENEWALS, "hang_check.py": hang})
+    dirty(project)
+    before = repository_state(project)
+    started = tmp_path / "started"
+    process = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "callpin",
+            "bite",
+            "--jobs",
+            "2",
+            "--test",
+            f"{PYTHON} hang_check.py",
+            *BOTH_LABELS,
+            "renewals.py",
+        ],
+        cwd=project,
+        env=child_env(STARTED=str(started)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    [baseline] = wait_for_lines(started, 1, process)
+    process.send_signal(signal.SIGINT)
+    # A bound against hanging, not a speed assertion.
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.splitlines()[-1] == "callpin bite: interrupted; scratch copies removed"
+    assert started.read_text().split() == [baseline]
+    assert not pid_alive(int(baseline))
+    assert repository_state(project) == before
+    assert scratch_folders(process.pid) == []
 
 
 def test_leftovers_of_a_killed_run_are_removed_by_the_next_run(tmp_path: Path) -> None:
@@ -391,7 +432,7 @@ def test_a_project_outside_git_runs_in_temporary_copies(tmp_path: Path) -> None:
     done = bite(project, "--test", PYTEST, "--jobs", "2", ".")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith(
-        "bite: 5 mutants in temporary copies: 5 caught, 0 timeout, 0 survived, 0 error"
+        "bite: 5 mutants in temporary copies: 5 caught (assert 5), 0 timeout, 0 survived, 0 error"
     )
     assert tree_digest(project) == before
     assert sorted(path.name for path in project.iterdir()) == [

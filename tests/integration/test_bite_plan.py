@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .test_bite import PINNED_TEST, PYTEST, UNPINNED_TEST, bite, renewals_project
+from .test_bite import PINNED_TEST, PYTEST, UNPINNED_TEST, bite, make_project, renewals_project
 
 
 def test_list_prints_the_planned_mutants_and_runs_nothing(tmp_path: Path) -> None:
@@ -83,3 +83,66 @@ def test_a_label_that_matches_nothing_is_named_with_the_closest_pinned_labels(tm
         "--label billing.charge_crad matches no call site in SOURCE; "
         "closest pinned labels: billing.charge_card, billing.send_receipt"
     )
+
+
+ORDERS = """\
+def reserve(item):
+    return item
+
+
+def charge(item):
+    return item
+
+
+def checkout(item, conn):
+    reserve(item)
+    charge(item)
+    conn.send(item)
+    return item
+"""
+
+ORDERS_TEST = """\
+import callpin
+from shop import orders
+
+
+class Conn:
+    def send(self, item):
+        return item
+
+
+def test_checkout():
+    with callpin.record(spy=["shop.orders"]) as recording:
+        orders.checkout("book", Conn())
+    assert [event.label for event in recording.events if event.kind == "call"] == [
+        "shop.orders.checkout",
+        "shop.orders.reserve",
+        "shop.orders.charge",
+    ]
+"""
+
+
+def test_a_whole_module_pin_mutates_the_calls_between_its_functions_and_not_a_same_named_call(
+    tmp_path: Path,
+) -> None:
+    files = {"shop/__init__.py": "", "shop/orders.py": ORDERS, "tests/test_orders.py": ORDERS_TEST}
+    project = make_project(tmp_path / "repo", files)
+    labels = ("--label", "shop.orders.reserve", "--label", "shop.orders.charge")
+    listed = bite(project, "--list", *labels, "shop")
+    assert listed.returncode == 0, listed.stderr
+    places = sorted((row.split()[1], row.split()[2]) for row in listed.stdout.splitlines()[1:-1])
+    assert places == [
+        ("delete", "shop/orders.py:10"),
+        ("delete", "shop/orders.py:11"),
+        ("duplicate", "shop/orders.py:10"),
+        ("duplicate", "shop/orders.py:11"),
+        ("swap", "shop/orders.py:10"),
+    ]
+    send = ("--label", "net.Conn.send")
+    strict = bite(project, "--list", *labels, *send, "shop")
+    assert (strict.returncode, "--label net.Conn.send matches no call site") == (2, strict.stderr[9:51])
+    loose = bite(project, "--list", "--loose", *labels, *send, "shop")
+    assert next(line for line in loose.stdout.splitlines() if "shop/orders.py:12" in line).endswith("(by name)")
+    done = bite(project, "--test", PYTEST, "--jobs", "2", *labels, "shop")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("bite: 5 mutants in ")

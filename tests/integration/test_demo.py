@@ -39,7 +39,7 @@ def test_the_demo_runs_the_six_steps_and_shows_what_a_newcomer_needs(tmp_path):
     assert not list((tmp_path / "demo").rglob("*.cpin.received"))
     assert "identical: 3 events" in output
     assert output.count("2 differences: 2 moved, 0 missing, 0 extra, 0 changed") >= 2
-    assert "bite: 4 mutants in git worktrees: 4 caught, 0 timeout, 0 survived, 0 error" in output
+    assert "bite: 4 mutants in git worktrees: 4 caught (drift 4), 0 timeout, 0 survived, 0 error" in output
     assert "VOLATILE: none" in output
     # The README's tour shows these very commands (paths shortened with `...`): it cannot
     # drift from what the demo runs.

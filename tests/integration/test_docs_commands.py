@@ -3,7 +3,8 @@
 tests/test_docs.py checks that documented lines name real commands and options; this
 runs them, so what the docs tell a user to type also works. The lines run in a scratch
 git repository laid out as the docs describe it (`baselines/renew.cpin`, `actual.cpin`,
-`raw.cpin`, `a.cpin`, `b.cpin`; `missing.cpin` absent) with an `origin/main` ref.
+`raw.cpin`, `a.cpin`, `b.cpin`; `missing.cpin` absent; `examples/renewals/`) with an
+`origin/main` ref.
 Synopsis lines (`[...]`, `PATH...`, `COMMAND...`) describe rather than run; lines with
 paths shortened by `...`, the README's tour and the `bite` / `probe` lines run inside
 `callpin demo` (tests/integration/test_demo.py checks the README's tour against it), and those of
@@ -109,6 +110,11 @@ def _scratch_project(tmp_path: Path, make_module) -> Path:
     log(project / "raw.cpin", receipt_first=False, normalize=callpin.RuleSet(()))
     shutil.copy(project / "baselines" / "renew.cpin", project / "a.cpin")
     shutil.copy(project / "actual.cpin", project / "b.cpin")
+    # The example the seams docs read.
+    shutil.copytree(
+        ROOT / "examples" / "renewals", project / "examples" / "renewals", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (project / "examples" / "__init__.py").write_text("")
     new_repository(project, commit="baselines")
     git(project, "update-ref", "refs/remotes/origin/main", "HEAD")
     return project

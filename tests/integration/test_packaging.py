@@ -161,7 +161,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 def _assert_the_demo_ran(done: subprocess.CompletedProcess[str]) -> None:
     output = _ok(done)
     assert "identical: 3 events" in output
-    assert "bite: 4 mutants in git worktrees: 4 caught, 0 timeout, 0 survived, 0 error" in output
+    assert "bite: 4 mutants in git worktrees: 4 caught (drift 4), 0 timeout, 0 survived, 0 error" in output
     assert "VOLATILE: none" in output
 
 

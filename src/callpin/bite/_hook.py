@@ -11,6 +11,10 @@ module really came from) and appends one line per watched file name to the marke
 bite then decides whether the mutated scratch copy was the file imported, or whether the
 same module came from somewhere else. Only the file's own name is compared in the hook,
 so the cost for every other module is one set lookup.
+
+It also makes the process say how it failed: it names `callpin_bite_failures` (copied
+beside it from `_failures.py`) in PYTEST_PLUGINS, so pytest loads it, and it notes an
+exception that no code caught.
 """
 
 from __future__ import annotations
@@ -22,6 +26,27 @@ from typing import Any
 
 _MARKER_ENV = "CALLPIN_BITE_MARKER"
 _WATCH_ENV = "CALLPIN_BITE_WATCH"
+_FAILURES_ENV = "CALLPIN_BITE_FAILURES"
+_FAILURES_PLUGIN = "callpin_bite_failures"
+
+
+def _report_failures() -> None:
+    if not os.environ.get(_FAILURES_ENV):
+        return
+    # Named here rather than by bite: only a process that runs this hook can import the
+    # plugin, and a pytest told to load a plugin it cannot import fails outright.
+    plugins = [name for name in os.environ.get("PYTEST_PLUGINS", "").split(",") if name.strip()]
+    if _FAILURES_PLUGIN not in plugins:
+        os.environ["PYTEST_PLUGINS"] = ",".join([*plugins, _FAILURES_PLUGIN])
+    previous = sys.excepthook
+
+    def excepthook(kind: type[BaseException], error: BaseException, tb: Any) -> None:
+        from callpin_bite_failures import note  # type: ignore[import-not-found]  # _failures.py, copied beside
+
+        note(error, sys.argv[0] if sys.argv else "")
+        previous(kind, error, tb)
+
+    sys.excepthook = excepthook
 
 
 def _install() -> None:
@@ -57,6 +82,7 @@ def _install() -> None:
 
 if __name__ == "sitecustomize":
     _install()
+    _report_failures()
     from callpin_site_chain import chain  # type: ignore[import-not-found]  # site_hook.py, copied beside this file
 
     chain(__file__)

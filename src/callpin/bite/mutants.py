@@ -1,9 +1,10 @@
 """Mutants of one source text: the calls to the pinned collaborators swapped, deleted or duplicated.
 
 Pure: source text and labels in, mutants out; nothing here reads a file or runs code.
-The call sites are found with `ast` (`_CallMatcher` says which label a call expression
-calls); each mutant is made from the source text by line ranges, so everything but the
-mutated lines is kept character for character.
+A call site is a collaborator call when `bindings` shows its callee bound to a pinned
+label (the analysis `callpin seams` prints); with `loose`, a call whose binding the code
+does not show also matches by its last name. Each mutant is made from the source text by
+line ranges, so everything but the mutated lines is kept character for character.
 """
 
 from __future__ import annotations
@@ -11,77 +12,18 @@ from __future__ import annotations
 import ast
 import difflib
 import hashlib
-import io
+import os
 import re
-import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from ..bindings import Bindings, analyze
 from ..errors import UsageError
+from ..project_index import source_encoding
 
 OPERATORS = ("swap", "delete", "duplicate")
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-# ---------------------------------------------------------------------------
-# Which collaborators a call calls: labels.
-
-
-def _compatible(dotted: str, label: str) -> bool:
-    # `billing.charge_card` (imported as a top-level module) and
-    # `examples.renewals.billing.charge_card` (spied by its full name) are one function.
-    dotted = dotted.lstrip(".")
-    return dotted == label or dotted.endswith("." + label) or label.endswith("." + dotted)
-
-
-class _CallMatcher:
-    """Which label, if any, a call expression of one source file calls."""
-
-    def __init__(self, tree: ast.Module, labels: Sequence[str]) -> None:
-        self._labels = sorted(set(labels))
-        self._bound: dict[str, str] = {}
-        self._star: list[str] = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self._bound[alias.asname] = alias.name
-                    else:
-                        top = alias.name.split(".", 1)[0]
-                        self._bound[top] = top
-            elif isinstance(node, ast.ImportFrom):
-                module = "." * node.level + (node.module or "")
-                for alias in node.names:
-                    if alias.name == "*":
-                        self._star.append(module)
-                    else:
-                        joined = module + alias.name if module.endswith(".") else f"{module}.{alias.name}"
-                        self._bound[alias.asname or alias.name] = joined
-
-    def _dotted(self, expr: ast.expr) -> str | None:
-        if isinstance(expr, ast.Name):
-            return self._bound.get(expr.id)
-        if isinstance(expr, ast.Attribute):
-            base = self._dotted(expr.value)
-            return None if base is None else f"{base}.{expr.attr}"
-        return None
-
-    def label(self, call: ast.Call) -> str | None:
-        func = call.func
-        dotted = self._dotted(func)
-        if dotted is not None:
-            return next((label for label in self._labels if _compatible(dotted, label)), None)
-        if isinstance(func, ast.Attribute):
-            # An attribute call on anything that is not an imported name
-            # (`gateway.charge_card`, `self.billing.charge_card`) matches by the name alone.
-            return next((label for label in self._labels if label.rsplit(".", 1)[-1] == func.attr), None)
-        if isinstance(func, ast.Name):
-            for label in self._labels:
-                module, _, name = label.rpartition(".")
-                if name == func.id and any(_compatible(star, module) for star in self._star if module):
-                    return label
-        return None
 
 
 # ---------------------------------------------------------------------------
@@ -101,6 +43,8 @@ class Mutant:
     original: str = field(repr=False)
     text: str = field(repr=False)
     encoding: str = field(default="utf-8", repr=False)
+    # A call of the mutated lines matched a label by name alone (`--loose`).
+    loose: bool = False
 
     @property
     def where(self) -> str:
@@ -124,6 +68,7 @@ class _Statement:
     first: int
     last: int
     calls: tuple[str, ...]
+    loose: bool
     is_call: bool
     assigns_call: bool
 
@@ -155,7 +100,21 @@ def _direct_call(expr: ast.expr | None) -> ast.Call | None:
     return expr if isinstance(expr, ast.Call) else None
 
 
-def _statement(node: ast.stmt, lines: list[str], matcher: _CallMatcher) -> _Statement | None:
+class _Labels:
+    """Which pinned label a call of one analysed tree calls."""
+
+    def __init__(self, bindings: Bindings, labels: Sequence[str], loose: bool) -> None:
+        self._bindings = bindings
+        self._labels = sorted(set(labels))
+        self._loose = loose
+
+    def of(self, call: ast.Call) -> tuple[str, bool] | None:
+        """The label and whether it matched by name alone, or None."""
+        found = self._bindings.label(call, self._labels, loose=self._loose)
+        return None if found is None else (found.label, found.loose)
+
+
+def _statement(node: ast.stmt, lines: list[str], matcher: _Labels) -> _Statement | None:
     """The statement as a mutation unit, or None when it shares a line with other code."""
     if isinstance(node, _SCOPES) or node.end_lineno is None or node.end_col_offset is None:
         return None
@@ -164,19 +123,20 @@ def _statement(node: ast.stmt, lines: list[str], matcher: _CallMatcher) -> _Stat
     tail = lines[last].encode("utf-8", "surrogatepass")[node.end_col_offset :].strip()
     if head.strip() or (tail and not tail.startswith(b"#")):
         return None
-    calls = tuple(label for label in map(matcher.label, _calls_in(node)) if label is not None)
-    if not calls:
+    found = [label for label in map(matcher.of, _calls_in(node)) if label is not None]
+    if not found:
         return None
 
     def is_collaborator(expr: ast.expr | None) -> bool:
         call = _direct_call(expr)
-        return call is not None and matcher.label(call) is not None
+        return call is not None and matcher.of(call) is not None
 
     return _Statement(
         node,
         first,
         last,
-        calls,
+        tuple(label for label, _ in found),
+        any(loose for _, loose in found),
         is_call=isinstance(node, ast.Expr) and is_collaborator(node.value),
         assigns_call=isinstance(node, (ast.Assign, ast.AnnAssign)) and is_collaborator(node.value),
     )
@@ -220,16 +180,25 @@ def make_mutants(
     operators: Sequence[str] = OPERATORS,
     *,
     encoding: str = "utf-8",
+    module: str | None = None,
+    package: bool = False,
+    roots: Sequence[str | os.PathLike[str]] = (),
+    loose: bool = False,
 ) -> list[Mutant]:
     """Every mutant of one source text, in source order; `path` names it in ids and diffs.
 
+    `module` is the text's dotted module name (by default `path` without `.py`, its
+    folders as packages), `package` when it is a package's `__init__.py`, and `roots` the
+    folders of the project's top-level modules, as `bindings.analyze` takes them.
     Only the mutated lines change: the rest of the text is kept character for character.
     A mutant that does not parse, or parses to the same tree as the original, is dropped.
     """
     check_operators(operators)
     tree = ast.parse(text, filename=path)
     original_dump = ast.dump(tree)
-    matcher = _CallMatcher(tree, labels)
+    if module is None:
+        module, package = _default_module(path)
+    matcher = _Labels(analyze(tree, module, package=package, roots=roots, filename=path), labels, loose)
     # Work on a text that ends with a line break, so that moved and copied lines always
     # carry one; the break added here is taken off every mutant again.
     added = "" if not text or text.endswith(("\n", "\r")) else _newline(_lines(text))
@@ -237,7 +206,9 @@ def make_mutants(
 
     made: dict[str, Mutant] = {}
 
-    def emit(operator: str, spans: list[tuple[int, int]], new_lines: list[str], calls: tuple[str, ...]) -> None:
+    def emit(
+        operator: str, spans: list[tuple[int, int]], new_lines: list[str], calls: tuple[str, ...], loose: bool
+    ) -> None:
         mutated = "".join(new_lines)
         if added and mutated.endswith(added):
             mutated = mutated[: -len(added)]
@@ -257,6 +228,7 @@ def make_mutants(
             text,
             mutated,
             encoding,
+            loose,
         )
 
     for block, is_module in _blocks(tree):
@@ -274,21 +246,30 @@ def make_mutants(
                         [(a, b - 1), (c, d - 1)],
                         lines[:a] + lines[c:d] + lines[b:c] + lines[a:b] + lines[d:],
                         (unit.calls[0], other.calls[0]),
+                        unit.loose or other.loose,
                     )
             if "delete" in operators and unit.is_call:
                 filler: list[str] = []
                 if len(block) == 1 and not is_module:
                     indent = lines[a][: len(lines[a]) - len(lines[a].lstrip())]
                     filler = [f"{indent}pass{_newline(lines[b - 1 : b])}"]
-                emit("delete", [(a, b - 1)], lines[:a] + filler + lines[b:], unit.calls[:1])
+                emit("delete", [(a, b - 1)], lines[:a] + filler + lines[b:], unit.calls[:1], unit.loose)
             if "duplicate" in operators and (unit.is_call or unit.assigns_call):
-                emit("duplicate", [(a, b - 1)], lines[:b] + lines[a:b] + lines[b:], unit.calls[:1])
+                emit("duplicate", [(a, b - 1)], lines[:b] + lines[a:b] + lines[b:], unit.calls[:1], unit.loose)
 
     order = {name: rank for rank, name in enumerate(OPERATORS)}
     return sorted(made.values(), key=lambda m: (m.line, order[m.operator], m.end_line, m.id))
 
 
+def _default_module(path: str) -> tuple[str, bool]:
+    parts = [part for part in path.replace("\\", "/").removesuffix(".py").split("/") if part]
+    package = bool(parts) and parts[-1] == "__init__"
+    if package:
+        parts.pop()
+    return ".".join(parts) or "__main__", package
+
+
 def decode_source(data: bytes) -> tuple[str, str]:
     """A Python source file's text and encoding (PEP 263 cookie or BOM, else UTF-8)."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    encoding = source_encoding(data)
     return data.decode(encoding, "surrogateescape"), encoding

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..logfile import load
+from ..project_index import module_name
 from .mutants import OPERATORS, Mutant, check_operators, decode_source, make_mutants
 from .project import Project, snapshot_sources
 
@@ -37,15 +38,34 @@ def find_mutants(
     snapshot: dict[str, bytes | None],
     labels: Sequence[str],
     operators: Sequence[str] = OPERATORS,
+    *,
+    loose: bool = False,
 ) -> list[Mutant]:
-    """The mutants of every Python file of the snapshot."""
+    """The mutants of every Python file of the snapshot.
+
+    Each file is analysed as the module its place in the project names (the folders with
+    an `__init__.py` above it are its packages), so a call of the module's own function
+    resolves to the label a whole-module pin records.
+    """
     mutants: list[Mutant] = []
     for name, data in snapshot.items():
         if data is None or not name.endswith(".py"):
             continue
+        module, root, package = module_name(project.root / name)
         try:
             text, encoding = decode_source(data)
-            mutants.extend(make_mutants(text, name, labels, operators, encoding=encoding))
+            found = make_mutants(
+                text,
+                name,
+                labels,
+                operators,
+                encoding=encoding,
+                module=module,
+                package=package,
+                roots=[root],
+                loose=loose,
+            )
+            mutants.extend(found)
         except (SyntaxError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot parse {name}: {exc}") from None
     return mutants
@@ -97,13 +117,18 @@ def plan(
     labels: Sequence[str] = (),
     operators: Sequence[str] = OPERATORS,
     shard: tuple[int, int] | None = None,
+    loose: bool = False,
 ) -> tuple[Project, dict[str, bytes | None], list[Mutant]]:
-    """The project, the SOURCE snapshot and the mutants bite would run (of one shard), from the current folder."""
+    """The project, the SOURCE snapshot and the mutants bite would run (of one shard), from the current folder.
+
+    `loose` also mutates calls whose binding the code does not show when their last name
+    is a pinned label's (`gateway.charge_card` with a `gateway` parameter): name matching.
+    """
     check_operators(operators)
     project = Project.locate()
     snapshot = snapshot_sources(project, sources)
     chosen = list(labels) or read_labels(baselines)
-    mutants = find_mutants(project, snapshot, chosen, operators)
+    mutants = find_mutants(project, snapshot, chosen, operators, loose=loose)
     check_labels(labels, mutants, baselines)
     if shard is not None:
         mutants = [mutant for mutant in mutants if in_shard(mutant.id, shard)]
@@ -117,9 +142,10 @@ def show(
     baselines: str | os.PathLike[str] = "baselines",
     labels: Sequence[str] = (),
     operators: Sequence[str] = OPERATORS,
+    loose: bool = False,
 ) -> Mutant:
     """The mutant with this id, made again from the current sources."""
-    _, _, mutants = plan(sources, baselines=baselines, labels=labels, operators=operators)
+    _, _, mutants = plan(sources, baselines=baselines, labels=labels, operators=operators, loose=loose)
     for mutant in mutants:
         if mutant.id == mutant_id:
             return mutant

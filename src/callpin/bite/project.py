@@ -8,33 +8,13 @@ the Python files below SOURCE. bite's own git commands run through `git_at`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BiteError, GitError, UsageError
 from ..git import SCRATCH, GitOutput, run_git
-
-# Never searched for SOURCE files nor copied into a temporary copy: caches that would
-# carry stale bytecode, and virtual environments (folders holding a pyvenv.cfg), which
-# are large and location-bound.
-_SKIPPED_DIRS = frozenset(
-    {
-        ".git",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".tox",
-        ".nox",
-    }
-)
-
-
-def skipped(folder: str | os.PathLike[str], name: str) -> bool:
-    """Whether the folder `name` inside `folder` stays out of snapshots and temporary copies."""
-    return name in _SKIPPED_DIRS or (Path(folder, name) / "pyvenv.cfg").exists()
+from ..source_files import python_files
 
 
 def git_at(root: Path, *args: str, check: bool = True) -> GitOutput:
@@ -81,12 +61,6 @@ def _relative(project: Project, path: Path) -> str:
         raise UsageError(f"{path} is outside the project {project.root}") from None
 
 
-def _walk_python(folder: Path) -> Iterator[Path]:
-    for current, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not skipped(current, d))
-        yield from (Path(current, name) for name in sorted(files) if name.endswith(".py"))
-
-
 def snapshot_sources(project: Project, sources: Sequence[str | os.PathLike[str]]) -> dict[str, bytes | None]:
     """The SOURCE files as they are now: relative path to bytes, None for a deleted tracked file.
 
@@ -118,7 +92,7 @@ def snapshot_sources(project: Project, sources: Sequence[str | os.PathLike[str]]
     else:
         for path in paths:
             if path.is_dir():
-                names.update(_relative(project, found) for found in _walk_python(path))
+                names.update(_relative(project, found) for found in python_files(path))
     snapshot: dict[str, bytes | None] = {}
     for name in sorted(names):
         target = project.root / name

@@ -1,4 +1,11 @@
-"""bite's results and report: each mutant's outcome as text and JSON, and shard reports merged into one."""
+"""bite's results and report: each mutant's outcome and what caught it, as text and JSON; shard reports merged.
+
+A caught mutant says what caught it: `drift` (a pin reported a difference), `assert`
+(a test's assertion or its own verdict), `error` (any other exception: the mutated code
+crashed), or `exit` (the command failed and reported nothing bite could read). One
+caught only by `error` is *weak*: any test that runs the code would have caught it, so
+it shows nothing about the harness watching the call.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from ..errors import UsageError
 from .mutants import OPERATORS, Mutant
 
 OUTCOMES = ("caught", "timeout", "survived", "error")
+CAUGHT_BY = ("drift", "assert", "error", "exit")
 
 
 @dataclass(frozen=True)
@@ -19,6 +27,13 @@ class Result:
     mutant: Mutant
     outcome: str
     detail: str = ""
+    # For a caught mutant: one of CAUGHT_BY.
+    caught_by: str | None = None
+
+    @property
+    def weak(self) -> bool:
+        """Caught only by a crash of the mutated code, which shows nothing of the harness."""
+        return self.caught_by == "error"
 
 
 def _exit_code(summary: Mapping[str, int]) -> int:
@@ -34,21 +49,58 @@ def _table(rows: list[tuple[str, ...]]) -> Iterator[str]:
         yield "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
 
 
+def _calls(calls: Sequence[str], by_name: bool) -> str:
+    """A mutant's calls as the reports print them; `(by name)` when --loose matched one by its name alone."""
+    return " <-> ".join(calls) + (" (by name)" if by_name else "")
+
+
 def plan_lines(mutants: Sequence[Mutant]) -> Iterator[str]:
     """The planned mutants, one a line (id, operator, place, calls), for `--list`."""
     if mutants:
         rows: list[tuple[str, ...]] = [("ID", "OPERATOR", "WHERE", "CALLS")]
-        rows += [(m.id, m.operator, m.where, " <-> ".join(m.calls)) for m in mutants]
+        rows += [(m.id, m.operator, m.where, _calls(m.calls, m.loose)) for m in mutants]
         yield from _table(rows)
     yield f"bite: {len(mutants)} mutant{'s' if len(mutants) != 1 else ''} planned; nothing run"
 
 
+def _outcome_cell(mutant: Mapping[str, Any]) -> str:
+    by = mutant.get("caught_by")
+    return f"{mutant['outcome']} ({by})" if mutant["outcome"] == "caught" and by else str(mutant["outcome"])
+
+
+def _weak_line(mutant: Mapping[str, Any]) -> str:
+    calls = " and ".join(dict.fromkeys(mutant["calls"]))
+    return (
+        f"weak {mutant['id']}: caught only by {mutant['detail']}: the mutated code crashed, as it would "
+        f"under any test; only a drift or an assertion shows the harness watches {calls}"
+    )
+
+
+def _summary_line(data: Mapping[str, Any]) -> str:
+    summary = data["summary"]
+    by = ", ".join(f"{kind} {n}" for kind, n in data.get("caught_by", {}).items() if n)
+    counts = [
+        f"{summary[outcome]} {outcome}" + (f" ({by})" if outcome == "caught" and by else "") for outcome in OUTCOMES
+    ]
+    total = len(data["mutants"])
+    shard = f" (shard {data['shard']})" if data.get("shard") else ""
+    weak = f"; {len(data['weak'])} weak" if data.get("weak") else ""
+    return f"bite: {total} mutant{'s' if total != 1 else ''}{shard} in {data['isolation']}: {', '.join(counts)}{weak}"
+
+
 def _lines(data: Mapping[str, Any]) -> Iterator[str]:
-    """The text report of a report's JSON form: the table, the survivors' diffs, the errors, a summary."""
+    """The text report of a report's JSON form: the table, survivors' diffs, weak catches, errors, a summary."""
     mutants = data["mutants"]
     rows: list[tuple[str, ...]] = [("ID", "OPERATOR", "WHERE", "CALLS", "OUTCOME")]
     rows += [
-        (m["id"], m["operator"], f"{m['file']}:{m['line']}", " <-> ".join(m["calls"]), m["outcome"]) for m in mutants
+        (
+            m["id"],
+            m["operator"],
+            f"{m['file']}:{m['line']}",
+            _calls(m["calls"], m.get("matched") == "name"),
+            _outcome_cell(m),
+        )
+        for m in mutants
     ]
     yield from _table(rows)
     for m in mutants:
@@ -56,15 +108,26 @@ def _lines(data: Mapping[str, Any]) -> Iterator[str]:
             yield ""
             yield f"survived {m['id']}: {m['operator']} {' <-> '.join(m['calls'])}"
             yield from m["diff"].splitlines()
+    weak = [m for m in mutants if m.get("weak")]
+    if weak:
+        yield ""
+    for m in weak:
+        yield _weak_line(m)
     for m in mutants:
         if m["outcome"] == "error":
             yield ""
             yield f"error {m['id']}: {m['detail']}"
     yield ""
-    counts = ", ".join(f"{data['summary'][outcome]} {outcome}" for outcome in OUTCOMES)
-    total = len(mutants)
-    shard = f" (shard {data['shard']})" if data.get("shard") else ""
-    yield f"bite: {total} mutant{'s' if total != 1 else ''}{shard} in {data['isolation']}: {counts}"
+    yield _summary_line(data)
+
+
+def _verdicts(mutants: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The counts of a report's mutants: by outcome, by what caught them, and the weak ones."""
+    return {
+        "summary": {outcome: sum(1 for m in mutants if m["outcome"] == outcome) for outcome in OUTCOMES},
+        "caught_by": {kind: sum(1 for m in mutants if m.get("caught_by") == kind) for kind in CAUGHT_BY},
+        "weak": [m["id"] for m in mutants if m.get("weak")],
+    }
 
 
 @dataclass(frozen=True)
@@ -90,24 +153,28 @@ class Report:
         return _lines(self.as_json())
 
     def as_json(self) -> dict[str, Any]:
+        mutants = [
+            {
+                "id": r.mutant.id,
+                "operator": r.mutant.operator,
+                "file": r.mutant.path,
+                "line": r.mutant.line,
+                "end_line": r.mutant.end_line,
+                "calls": list(r.mutant.calls),
+                "matched": "name" if r.mutant.loose else "binding",
+                "outcome": r.outcome,
+                "caught_by": r.caught_by,
+                "weak": r.weak,
+                "detail": r.detail,
+                "diff": r.mutant.diff(),
+            }
+            for r in self.results
+        ]
         return {
             "isolation": self.isolation,
             "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
-            "mutants": [
-                {
-                    "id": r.mutant.id,
-                    "operator": r.mutant.operator,
-                    "file": r.mutant.path,
-                    "line": r.mutant.line,
-                    "end_line": r.mutant.end_line,
-                    "calls": list(r.mutant.calls),
-                    "outcome": r.outcome,
-                    "detail": r.detail,
-                    "diff": r.mutant.diff(),
-                }
-                for r in self.results
-            ],
-            "summary": {outcome: self.count(outcome) for outcome in OUTCOMES},
+            "mutants": mutants,
+            **_verdicts(mutants),
             "exit_code": self.exit_code,
         }
 
@@ -160,18 +227,20 @@ def merge(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> MergedR
                     )
                 if entry["outcome"] not in OUTCOMES:
                     raise UsageError(f"{name}: unknown outcome {entry['outcome']!r}")
+                if entry.get("caught_by") not in (None, *CAUGHT_BY):
+                    raise UsageError(f"{name}: unknown way of being caught {entry['caught_by']!r}")
                 mutants[entry_id] = dict(entry)
         except (KeyError, TypeError) as exc:
             raise UsageError(f"{name} is not a bite JSON report (missing {exc})") from None
     ordered = sorted(mutants.values(), key=_sort_key)
-    summary = {outcome: sum(1 for m in ordered if m["outcome"] == outcome) for outcome in OUTCOMES}
+    verdicts = _verdicts(ordered)
     ran = sorted(isolation - {"no scratch copies"}) or sorted(isolation)
     return MergedReport(
         {
             "isolation": " and ".join(ran),
             "shard": None,
             "mutants": ordered,
-            "summary": summary,
-            "exit_code": _exit_code(summary),
+            **verdicts,
+            "exit_code": _exit_code(verdicts["summary"]),
         }
     )

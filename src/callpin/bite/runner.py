@@ -1,21 +1,22 @@
 """The bite run: the unmutated command first, then every mutant in parallel, each judged by how it ended.
 
 Each mutant runs in its own scratch copy on a pool of `jobs` threads, with a timeout
-that follows the unmutated run's duration unless one is given. Whatever stops the run
-(an error, Ctrl-C, SIGTERM), the children are killed and every scratch copy removed
-before it returns or raises.
+that follows the unmutated run's duration unless one is given. On a terminal a status
+line (elapsed time, ETA, counts by outcome) is there from the start, saying what
+happens while the copies and the unmutated run are prepared. Whatever stops the run
+(an error, Ctrl-C, SIGTERM), queued mutants never start, the children's process groups
+are killed and every scratch copy removed before it returns or raises.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import itertools
 import os
 from collections.abc import Sequence
 from typing import IO
 
 from ..errors import BiteError, UsageError
-from ..progress import Progress
+from ..progress import LiveStatus
 from .mutants import OPERATORS, Mutant
 from .planning import plan
 from .project import Project
@@ -29,12 +30,6 @@ DEFAULT_TEST = "python -m pytest -x -q"
 # less than the floor: a duplicated call inside a loop may legitimately be slower.
 _TIMEOUT_FACTOR = 5.0
 _TIMEOUT_FLOOR = 10.0
-_BAR_WIDTH = 24
-
-
-def _bar(done: int, total: int) -> str:
-    filled = _BAR_WIDTH * done // max(total, 1)
-    return f"bite [{'#' * filled}{'-' * (_BAR_WIDTH - filled)}] {done}/{total} mutants"
 
 
 def _cpu_count() -> int:
@@ -57,6 +52,18 @@ def _imported_problem(relative: str, imported: tuple[bool, str | None]) -> str |
     return None
 
 
+def _caught(mutant: Mutant, execution: Execution) -> Result:
+    """A mutant the command failed on, with the strongest failure its tests reported."""
+    for kind in ("drift", "assert", "error"):
+        failure = next((found for found in execution.failures if found.kind == kind), None)
+        if failure is not None:
+            error = failure.type.removeprefix("builtins.") or "a failure"
+            where = f" in {failure.where}" if failure.where else ""
+            return Result(mutant, "caught", f"{error}{where} (exit {execution.returncode})", kind)
+    detail = f"exit {execution.returncode}; no test failure reported (neither pytest nor an uncaught exception)"
+    return Result(mutant, "caught", detail, "exit")
+
+
 def _judge(mutant: Mutant, execution: Execution) -> Result:
     problem = _imported_problem(mutant.path, execution.imported[mutant.path])
     if problem is not None:
@@ -64,7 +71,7 @@ def _judge(mutant: Mutant, execution: Execution) -> Result:
     if execution.timed_out:
         return Result(mutant, "timeout", f"stopped after {execution.seconds:.1f}s")
     if execution.returncode != 0:
-        return Result(mutant, "caught", f"exit {execution.returncode}")
+        return _caught(mutant, execution)
     return Result(mutant, "survived", "the test command passed")
 
 
@@ -113,22 +120,26 @@ def run(
     workers = jobs or _cpu_count()
     watched = sorted({mutant.path for mutant in mutants})
     results: dict[str, Result] = {}
+    status = LiveStatus(progress, "bite", "mutants", len(mutants))
+    scratch = Scratch(project, snapshot, test)
     with SignalGuard() as guard:
         pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="callpin-bite")
-        scratch: Scratch | None = None
         try:
-            scratch = Scratch(project, snapshot, test)
+            status.start()
+            status.note("preparing scratch copies")
+            scratch.open()
+            status.note("running the unmutated tests")
             baseline = pool.submit(scratch.attempt, "baseline", {}, watched, timeout).result()
             assert baseline is not None
             missed = _check_baseline(baseline)
             limit = timeout if timeout is not None else default_timeout(baseline.seconds)
-            bar = Progress(progress, _bar)
-            finished = itertools.count(1)
+            status.note(None)
+            status.begin()
             pending = {}
             for mutant in mutants:
                 if mutant.path in missed:
                     results[mutant.id] = Result(mutant, "error", missed[mutant.path])
-                    bar(next(finished), len(mutants))
+                    status.finished("error")
                     continue
                 files: dict[str, bytes | None] = {mutant.path: mutant.data()}
                 future = pool.submit(scratch.attempt, mutant.id, files, [mutant.path], limit)
@@ -136,15 +147,14 @@ def run(
             for future in concurrent.futures.as_completed(pending):
                 execution = future.result()
                 assert execution is not None
-                results[pending[future].id] = _judge(pending[future], execution)
-                bar(next(finished), len(mutants))
+                result = results[pending[future].id] = _judge(pending[future], execution)
+                status.finished(result.outcome)
         finally:
             guard.hold()
-            if scratch is not None:
-                scratch.cancel()
+            scratch.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
-            if scratch is not None:
-                scratch.close()
+            scratch.close()
+            status.stop()
     isolation = "git worktrees" if project.git else "temporary copies"
     return Report(tuple(results[mutant.id] for mutant in mutants), isolation)
 
@@ -160,13 +170,16 @@ def bite(
     timeout: float | None = None,
     progress: IO[str] | None = None,
     shard: tuple[int, int] | None = None,
+    loose: bool = False,
 ) -> Report:
     """Mutate the calls to the pinned collaborators in `sources` and run `test` on each mutant.
 
     Runs from the current folder: the project is its git repository (scratch worktrees)
     or the folder itself (temporary copies). Raises CallpinError when it cannot run.
     """
-    project, snapshot, mutants = plan(sources, baselines=baselines, labels=labels, operators=operators, shard=shard)
+    project, snapshot, mutants = plan(
+        sources, baselines=baselines, labels=labels, operators=operators, shard=shard, loose=loose
+    )
     if shard is not None and not mutants:
         return Report((), "no scratch copies", shard)
     report = run(project, snapshot, mutants, test=test, jobs=jobs, timeout=timeout, progress=progress)

@@ -4,8 +4,9 @@ A run owns one folder in the temporary directory (named with bite's pid, so a la
 run can tell a killed run's leftovers from a live one's) and, in git, scratch branches
 under `callpin-bite/<run>/`. Each copy gets the SOURCE snapshot written into it; the test
 command runs there in a process group of its own, with the start-up hook (`_hook.py`)
-first on PYTHONPATH to note which copy of each watched file it imported. Everything
-of a run, children included, goes when the run is closed or cancelled.
+first on PYTHONPATH to note which copy of each watched file it imported, and how its
+tests failed (`_failures.py`). Everything of a run, children included, goes when the
+run is closed or cancelled.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from ..atomic import process_alive
 from ..errors import BiteError, UsageError
 from ..git import without_repository
 from ..site_hook import install_hook
-from .project import Project, git_at, skipped
+from ..source_files import skipped
+from .project import Project, git_at
 
 BRANCH_PREFIX = "callpin-bite"
 
@@ -38,7 +40,11 @@ _OUTPUT_TAIL = 20
 # cannot import them from here.
 _MARKER_ENV = "CALLPIN_BITE_MARKER"
 _WATCH_ENV = "CALLPIN_BITE_WATCH"
+_FAILURES_ENV = "CALLPIN_BITE_FAILURES"
 _HOOK = Path(__file__).with_name("_hook.py")
+_FAILURES = Path(__file__).with_name("_failures.py")
+_FAILURES_MODULE = "callpin_bite_failures.py"
+_KINDS = ("drift", "assert", "error")
 _FOLDER_PREFIX = "callpin-bite-"
 _RUN_ID = re.compile(r"^(\d+)-[0-9a-f]+$")
 
@@ -64,14 +70,25 @@ def _module_name(root: Path, relative: str) -> str:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """One failure the command's processes wrote down: its kind (drift, assert, error), exception type and place."""
+
+    kind: str
+    type: str
+    where: str
+
+
+@dataclass(frozen=True)
 class Execution:
-    """One run of the test command in one copy: how it ended, and which copy of each watched file it imported."""
+    """One run of the test command in one copy: how it ended, which copy of each watched
+    file it imported, and the failures its tests reported."""
 
     returncode: int | None
     timed_out: bool
     seconds: float
     imported: dict[str, tuple[bool, str | None]]
     output: str
+    failures: tuple[Failure, ...] = ()
 
 
 class Scratch:
@@ -86,17 +103,26 @@ class Scratch:
         self._git_lock = threading.Lock()
         self._lock = threading.Lock()
         self._processes: set[subprocess.Popen[bytes]] = set()
-        temp = Path(tempfile.gettempdir()).resolve()
-        if temp == project.root or project.root in temp.parents:
-            raise UsageError(f"the temporary folder {temp} is inside the project; set TMPDIR elsewhere")
-        self._prune(temp)
-        self.folder = temp / f"{_FOLDER_PREFIX}{self.run_id}"
-        self.folder.mkdir()
-        for sub in ("hook", "markers", "logs", "copies"):
-            (self.folder / sub).mkdir()
-        install_hook(_HOOK, self.folder / "hook")
+        self._temp = Path(tempfile.gettempdir()).resolve()
+        if self._temp == project.root or project.root in self._temp.parents:
+            raise UsageError(f"the temporary folder {self._temp} is inside the project; set TMPDIR elsewhere")
+        self.folder = self._temp / f"{_FOLDER_PREFIX}{self.run_id}"
 
     # -- lifetime --------------------------------------------------------------------
+
+    def open(self) -> Scratch:
+        """Clear what killed runs left, then make this run's folder and hook.
+
+        Apart from the constructor so that a caller can put it inside the `try` whose
+        `finally` closes the run: a Ctrl-C halfway through leaves nothing behind.
+        """
+        self._prune(self._temp)
+        self.folder.mkdir()
+        for sub in ("hook", "markers", "failures", "logs", "copies"):
+            (self.folder / sub).mkdir()
+        install_hook(_HOOK, self.folder / "hook")
+        shutil.copyfile(_FAILURES, self.folder / "hook" / _FAILURES_MODULE)
+        return self
 
     def _prune(self, temp: Path) -> None:
         """Remove what a killed run left behind: its worktrees, branches and folder."""
@@ -212,18 +238,20 @@ class Scratch:
         finally:
             self.discard(name, copy)
 
-    def _environment(self, copy: Path, marker: Path, watched: Sequence[str]) -> dict[str, str]:
+    def _environment(self, copy: Path, marker: Path, failures: Path, watched: Sequence[str]) -> dict[str, str]:
         env = without_repository(os.environ)
         roots = dict.fromkeys([str(_import_root(copy, name)) for name in watched] + [str(copy)])
         previous = env.get("PYTHONPATH")
         env["PYTHONPATH"] = os.pathsep.join([str(self.folder / "hook"), *roots, *([previous] if previous else [])])
         env[_MARKER_ENV] = str(marker)
         env[_WATCH_ENV] = json.dumps(sorted({Path(name).name for name in watched}))
+        env[_FAILURES_ENV] = str(failures)
         return env
 
     def execute(self, name: str, copy: Path, watched: Sequence[str], timeout: float | None) -> Execution:
         """Run the test command in `copy` and say which copy of each watched file it imported."""
         marker = self.folder / "markers" / name
+        failures = self.folder / "failures" / name
         log = self.folder / "logs" / name
         started = time.monotonic()
         with open(log, "wb") as output:
@@ -231,7 +259,7 @@ class Scratch:
                 self.command,
                 shell=True,
                 cwd=copy,
-                env=self._environment(copy, marker, watched),
+                env=self._environment(copy, marker, failures, watched),
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.STDOUT,
@@ -271,11 +299,25 @@ class Scratch:
             time.monotonic() - started,
             imported,
             "\n".join(tail),
+            _read_failures(failures),
         )
 
 
 def _skip_in_copy(folder: str, names: list[str]) -> set[str]:
     return {name for name in names if skipped(folder, name)}
+
+
+def _read_failures(path: Path) -> tuple[Failure, ...]:
+    """The failures in the file the children wrote; a line bite cannot read is no evidence and is left out."""
+    found = []
+    for line in _read_text(path).splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and entry.get("kind") in _KINDS:
+            found.append(Failure(entry["kind"], str(entry.get("type", "")), str(entry.get("where", ""))))
+    return tuple(found)
 
 
 def _read_text(path: Path) -> str:

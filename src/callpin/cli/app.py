@@ -13,8 +13,8 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -154,6 +154,14 @@ report_format_option = click.option(
     show_default=True,
     help="Text for people, JSON for machines, HTML: one self-contained page with a sequence diagram.",
 )
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def baselines_option(help_text: str = "The baselines folder.", name: str = "baselines") -> Callable[[F], F]:
+    """`--baselines DIR` (default `baselines`), passed to the command as `name`."""
+    return click.option("--baselines", name, default="baselines", show_default=True, type=click.Path(), help=help_text)
+
+
 output_option = click.option(
     "-o",
     "--output",

@@ -12,6 +12,7 @@ from ..text import counted
 from .app import (
     EXIT_DIFFERENT,
     EXIT_SAME,
+    baselines_option,
     cli,
     format_option,
     output_option,
@@ -50,7 +51,7 @@ def git_setup_command() -> int:
 @click.option(
     "--all-changed", is_flag=True, help="Bless every baseline whose fingerprint differs from its manifest line."
 )
-@click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
+@baselines_option(name="folder")
 def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder: str) -> int:
     """Accept refreshed baselines: record their fingerprints in baselines/MANIFEST with a reason."""
     from ..gate import bless
@@ -69,7 +70,7 @@ def bless_command(paths: tuple[str, ...], reason: str, all_changed: bool, folder
     default=None,
     help="Compare with this revision (default: the merge base with the default branch, or the previous commit).",
 )
-@click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
+@baselines_option(name="folder")
 @click.option("--committed", "tree", flag_value="committed", help="Check HEAD instead of the working tree.")
 @click.option("--staged", "tree", flag_value="staged", help="Check the index (what a commit would record).")
 @click.option("--install-hook", is_flag=True, help="Write a pre-commit hook that runs `callpin gate --staged`.")
@@ -105,7 +106,7 @@ def gate_command(
 
 
 @cli.command("review", short_help="Accept or reject the received logs of drifted pins.")
-@click.option("--baselines", "folder", default="baselines", show_default=True, help="The baselines folder.")
+@baselines_option(name="folder")
 @click.option("--list", "listing", is_flag=True, help="List the received logs waiting for review; change nothing.")
 @click.option("--accept", "accepted", multiple=True, metavar="PATH", help="Accept this received log (or baseline).")
 @click.option("--accept-all", is_flag=True, help="Accept every received log.")

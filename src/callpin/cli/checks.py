@@ -13,6 +13,7 @@ from .app import (
     EXIT_DIFFERENT,
     EXIT_INTERRUPTED,
     EXIT_SAME,
+    baselines_option,
     cli,
     fail,
     format_option,
@@ -108,18 +109,17 @@ def probe_command(
     default=None,
     help="The test command, run through the shell from the repository root  [default: python -m pytest -x -q]",
 )
-@click.option(
-    "--baselines",
-    default="baselines",
-    show_default=True,
-    type=click.Path(),
-    help="Folder whose *.cpin logs name the collaborators (their call labels).",
-)
+@baselines_option("Folder whose *.cpin logs name the collaborators (their call labels).")
 @click.option(
     "--label",
     "labels",
     multiple=True,
     help="A collaborator label such as billing.charge_card (instead of the baselines).",
+)
+@click.option(
+    "--loose",
+    is_flag=True,
+    help="Also mutate calls whose binding the code does not show, matched by their last name (marked 'by name').",
 )
 @click.option(
     "--operators", default="swap,delete,duplicate", show_default=True, help="Comma-separated mutation operators."
@@ -151,6 +151,7 @@ def bite_command(
     test_command: str | None,
     baselines: str,
     labels: tuple[str, ...],
+    loose: bool,
     operators: str,
     jobs: int | None,
     timeout: float | None,
@@ -179,12 +180,16 @@ def bite_command(
     part = None if shard is None else parse_shard(shard)
     try:
         if list_only:
-            _, _, planned = bite_module.plan(sources, baselines=baselines, labels=labels, operators=chosen, shard=part)
+            _, _, planned = bite_module.plan(
+                sources, baselines=baselines, labels=labels, operators=chosen, shard=part, loose=loose
+            )
             for line in bite_module.plan_lines(planned):
                 click.echo(line)
             return EXIT_SAME
         if show_id is not None:
-            mutant = bite_module.show(sources, show_id, baselines=baselines, labels=labels, operators=chosen)
+            mutant = bite_module.show(
+                sources, show_id, baselines=baselines, labels=labels, operators=chosen, loose=loose
+            )
             click.echo(mutant.diff(), nl=False)
             return EXIT_SAME
         report = bite_module.bite(
@@ -197,6 +202,7 @@ def bite_command(
             timeout=timeout,
             progress=sys.stderr,
             shard=part,
+            loose=loose,
         )
     except KeyboardInterrupt:
         return fail("callpin bite: interrupted; scratch copies removed", EXIT_INTERRUPTED)

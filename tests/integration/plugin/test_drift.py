@@ -44,8 +44,9 @@ def test_a_changed_argument_names_the_field(pinned, monkeypatch):
     result.stdout.re_match_lines(
         [
             r"^E\s+changed\s+0\s+0\s+collab\.charge\('card_A', 12\)$",
-            r"^E\s+args\[1\]: 10 → 12$",
+            r"^E\s+args\[1\]: 10 → 12  \(in 2 calls: #0, #1\)$",
             r"^E\s+changed\s+1\s+1\s+collab\.receipt\('ada@example\.com', 12\)$",
+            r"^E\s+\(and 1 change shown at #0\)$",
         ]
     )
 
