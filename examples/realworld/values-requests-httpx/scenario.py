@@ -19,22 +19,17 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
-from callpin.logfile import LogReader
-
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent.parent
+sys.path.insert(0, str(HERE.parent))
+
+from event_sizes import BEFORE, callpin_before, frame_sizes  # noqa: E402
+
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 CALLPIN = [sys.executable, "-m", "callpin"]
 AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
-
-# The last commit that recorded an object as its repr (`<PreparedRequest [GET]>`): the
-# size today's users know.
-BEFORE = "a8dfcc0462a6a9e28602c6412eb831ed32c563ba"
 
 # One per library: its test file, its baseline, the one-field edit made to client.py, the
 # path the diff must name, and where `callpin show` must print the credential's placeholder.
@@ -75,21 +70,6 @@ def record(project: Path, env: dict[str, str], mode: str = "new") -> int:
         [*PYTEST, "tests", f"--callpin-mode={mode}"], cwd=project, env=env, capture_output=True, check=False
     )
     return done.returncode
-
-
-def callpin_before(folder: Path) -> Path:
-    """callpin's source at BEFORE, unpacked: put first on PYTHONPATH, it is the callpin imported."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", BEFORE, "src/callpin"], capture_output=True, check=True
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder / "before", filter="data")
-    return folder / "before" / "src"
-
-
-def frame_sizes(path: Path) -> list[int]:
-    with LogReader(path) as reader:
-        return [len(frame) for frame in reader.frames()]
 
 
 def probe(project: Path, tests: str) -> str:
