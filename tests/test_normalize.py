@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 import warnings
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -208,6 +209,7 @@ def test_a_text_of_many_matches_of_one_rule_is_searched_once_per_match():
         "Set-Cookie",
         "cookies",
         "credentials",
+        "userinfo",
         "private_key",
         "session_id",
     ],
@@ -275,6 +277,22 @@ def test_an_authorization_header_and_an_auth_tuple_never_reach_the_file(make_mod
     url, via = third.args
     assert url == "https://<secret:4>@x/c"
     assert dict(via.fields) == {"username": "dave", "password": callpin.Placeholder("secret", 5)}
+
+
+class ParsedURL(NamedTuple):
+    scheme: str
+    userinfo: str
+    host: str
+
+
+def test_the_credentials_of_a_parsed_url_never_reach_the_file(make_module, tmp_path):
+    module = make_module("redacted_url", "def fetch(url):\n    return 200\n")
+    path = tmp_path / "calls.cpin"
+    with callpin.record(path, spy=["redacted_url.fetch"]):
+        module.fetch(ParsedURL("https", "carol:letmein", "x"))
+    assert b"letmein" not in path.read_bytes()
+    (event,) = callpin.load(path)
+    assert dict(event.args[0].fields) == {"scheme": "https", "userinfo": callpin.Placeholder("secret", 1), "host": "x"}
 
 
 def test_redacting_afterwards_gives_the_bytes_recording_with_it_gives(make_module, tmp_path):

@@ -28,10 +28,12 @@ ADDRESS_PATTERN = r"(?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z])"
 # under both implementations (the C encoder hands it a text with an '@').
 URL_CREDENTIALS_PATTERN = r"(?<=://)[^\s/?#@]+(?=@)"
 # Names that say their value is a secret, searched in a name lower-cased after its
-# camelCase humps are split with '_' (`accessToken` is `access_token`).
+# camelCase humps are split with '_' (`accessToken` is `access_token`). `userinfo` is
+# RFC 3986's name for a URL's credentials, under which a parsed URL keeps them (httpx),
+# out of reach of the URL-credentials pattern, which needs the "://".
 SECRET_NAME_PATTERN = (
     r"(?<![a-z0-9])(?:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_ ]?key|apikey"
-    r"|cookies?|credentials?|private[-_ ]?key|access[-_ ]?key|session[-_ ]?id|signature)(?![a-z0-9])"
+    r"|cookies?|credentials?|userinfo|private[-_ ]?key|access[-_ ]?key|session[-_ ]?id|signature)(?![a-z0-9])"
 )
 _SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
 
