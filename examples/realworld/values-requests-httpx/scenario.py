@@ -6,8 +6,8 @@ server) and `httpx.MockTransport.handle_request` (an `httpx.Request`, its `URL` 
 recorders write the same bytes; the median encoded event against the same capture
 recorded by callpin before objects were recorded by their state (`BEFORE`, run from its
 own source with the pure-Python codec) stays within 2x; a one-field change of the real
-argument is one changed op naming that field by its path; and neither the bearer token nor
-the basic-auth password reaches a log, in any form.
+argument is one changed op naming that field by its path; and neither the bearer token,
+the basic-auth password nor the credentials in httpx's base URL reach a log, in any form.
 """
 
 from __future__ import annotations
@@ -32,24 +32,24 @@ CALLPIN = [sys.executable, "-m", "callpin"]
 AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
 
 # One per library: its test file, its baseline, the one-field edit made to client.py, the
-# path the diff must name, and where `callpin show` must print the credential's placeholder.
+# path the diff must name, and where `callpin show` must print the credentials' placeholders.
 LIBRARIES = {
     "requests": (
         "tests/test_requests.py",
         "baselines/tests/test_requests/test_fetch_stock_pins_the_adapter_call.cpin",
         ('f"{base_url}/stock/{sku}"', 'f"{base_url}/inventory/{sku}"'),
         "args[1].url",
-        "'Authorization': <secret:1>",
+        ("'Authorization': <secret:1>",),
     ),
     "httpx": (
         "tests/test_httpx.py",
         "baselines/tests/test_httpx/test_quote_pins_the_transport_call.cpin",
         ('{"X-Channel": "web"}', '{"X-Channel": "app"}'),
         "args[1].headers['x-channel']",
-        "'authorization': <secret:1>",
+        ("userinfo=<secret:1>", "'authorization': <secret:2>"),
     ),
 }
-SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"))
+SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"), b"letmein")
 
 
 def environment(**extra: str) -> dict[str, str]:
@@ -109,7 +109,7 @@ def main() -> int:
         drifted = record(changed, environment(), mode="check")
         checks.append(("the edited client drifts", drifted == 1))
 
-        for library, (tests, baseline, (old, new), field, placeholder) in LIBRARIES.items():
+        for library, (tests, baseline, (old, new), field, placeholders) in LIBRARIES.items():
             print(f"-- {library}")
             verdict = probe(project, tests)
             print(f"probe {tests}: {verdict}")
@@ -148,12 +148,15 @@ def main() -> int:
             shown = subprocess.run(
                 [*CALLPIN, "show", str(project / baseline)], capture_output=True, text=True, check=False
             )
-            checks.append((f"{library}: the log shows {placeholder}", placeholder in shown.stdout))
+            shows = all(placeholder in shown.stdout for placeholder in placeholders)
+            checks.append((f"{library}: the log shows {' and '.join(placeholders)}", shows))
 
         written = [path for copy in (project, pure, changed) for path in copy.glob("baselines/**/*.cpin*")]
         leaked = [str(path.relative_to(folder)) for path in written if any(s in path.read_bytes() for s in SECRETS)]
         print(f"secrets looked for in {len(written)} logs; found in: {leaked or 'none'}")
-        checks.append(("no token, password or basic-auth credential reaches a log", len(written) == 8 and not leaked))
+        checks.append(
+            ("no token, password, URL credential or basic-auth header reaches a log", len(written) == 8 and not leaked)
+        )
     for name, held in checks:
         print(f"{'held' if held else 'FAILED'}: {name}")
     return 0 if all(held for _, held in checks) else 1

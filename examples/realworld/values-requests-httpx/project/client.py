@@ -4,6 +4,7 @@ import httpx
 import requests
 
 API_TOKEN = "tok-3f9c2a71d0e84b56"
+PRICES = "https://ops:letmein@prices.example"
 
 
 def fetch_stock(base_url, sku):
@@ -15,7 +16,7 @@ def fetch_stock(base_url, sku):
 
 
 def quote(transport, sku, quantity):
-    with httpx.Client(base_url="https://prices.example", transport=transport, auth=("shop", "hunter2")) as client:
+    with httpx.Client(base_url=PRICES, transport=transport, auth=("shop", "hunter2")) as client:
         response = client.post("/quote", json={"sku": sku, "quantity": quantity}, headers={"X-Channel": "web"})
         response.raise_for_status()
         return response.json()
