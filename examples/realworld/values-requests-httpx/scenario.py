@@ -8,6 +8,8 @@ recorded by callpin before objects were recorded by their state (`BEFORE`, run f
 own source with the pure-Python codec) stays within 2x; a one-field change of the real
 argument is one changed op naming that field by its path; and neither the bearer token,
 the basic-auth password nor the credentials in httpx's base URL reach a log, in any form.
+A whole `requests.Response` marked is unstable (its pool's port, `elapsed`); the same
+mark through a registered form is not.
 """
 
 from __future__ import annotations
@@ -72,16 +74,17 @@ def record(project: Path, env: dict[str, str], mode: str = "new") -> int:
     return done.returncode
 
 
-def probe(project: Path, tests: str) -> str:
+def probe(project: Path, tests: str, *options: str) -> tuple[str, str]:
+    """The VOLATILE line and what probe printed on stdout."""
     done = subprocess.run(
-        [*CALLPIN, "probe", "--jobs", "2", "--", *PYTEST, tests],
+        [*CALLPIN, "probe", "--jobs", "2", *options, "--", *PYTEST, tests],
         cwd=project,
         env=environment(),
         capture_output=True,
         text=True,
         check=False,
     )
-    return done.stderr.strip().splitlines()[-1]
+    return done.stderr.strip().splitlines()[-1], done.stdout
 
 
 def main() -> int:
@@ -111,7 +114,7 @@ def main() -> int:
 
         for library, (tests, baseline, (old, new), field, placeholders) in LIBRARIES.items():
             print(f"-- {library}")
-            verdict = probe(project, tests)
+            verdict, _ = probe(project, tests)
             print(f"probe {tests}: {verdict}")
             checks.append((f"{library}: probe is volatile nowhere", verdict == "VOLATILE: none"))
 
@@ -151,11 +154,28 @@ def main() -> int:
             shows = all(placeholder in shown.stdout for placeholder in placeholders)
             checks.append((f"{library}: the log shows {' and '.join(placeholders)}", shows))
 
+        print("-- a whole requests.Response marked, by its state and through a form")
+        verdict, out = probe(project, "tests/test_response.py", "--format", "json")
+        findings = json.loads(out)["findings"]
+        print(f"probe tests/test_response.py: {verdict}")
+        for finding in findings[:2]:
+            print(f"  {finding['signal']} under {finding['cell']}: {finding['detail'][:300]}")
+        logs = {Path(finding["log"]).stem for finding in findings}
+        fields = all("value.raw._pool.port" in f["detail"] and "value.elapsed" in f["detail"] for f in findings)
+        checks.append(
+            (
+                "the whole Response is unstable (its pool's port, elapsed), the form is not",
+                verdict == "VOLATILE: unstable"
+                and logs == {"test_the_whole_response_is_pinned_by_its_state"}
+                and fields,
+            )
+        )
+
         written = [path for copy in (project, pure, changed) for path in copy.glob("baselines/**/*.cpin*")]
         leaked = [str(path.relative_to(folder)) for path in written if any(s in path.read_bytes() for s in SECRETS)]
         print(f"secrets looked for in {len(written)} logs; found in: {leaked or 'none'}")
         checks.append(
-            ("no token, password, URL credential or basic-auth header reaches a log", len(written) == 8 and not leaked)
+            ("no token, password, URL credential or basic-auth header reaches a log", len(written) == 16 and not leaked)
         )
     for name, held in checks:
         print(f"{'held' if held else 'FAILED'}: {name}")

@@ -7,12 +7,16 @@ API_TOKEN = "tok-3f9c2a71d0e84b56"
 PRICES = "https://ops:letmein@prices.example"
 
 
-def fetch_stock(base_url, sku):
+def stock_response(base_url, sku):
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {API_TOKEN}"
     response = session.get(f"{base_url}/stock/{sku}", params={"warehouse": "north"}, timeout=5)
     response.raise_for_status()
-    return response.json()
+    return response
+
+
+def fetch_stock(base_url, sku):
+    return stock_response(base_url, sku).json()
 
 
 def quote(transport, sku, quantity):
