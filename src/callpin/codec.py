@@ -447,10 +447,11 @@ def canonical_form(obj: Any) -> Any:
     if cls.__module__ != "builtins":
         # Mappings and sequences of other libraries (UserDict, a case-insensitive dict of
         # headers) read as their items; a UserString is a sequence of characters, and
-        # its state (`data`) says more.
-        if isinstance(obj, Mapping):
+        # its state (`data`) says more. The checks ask of the type, never of the
+        # object's own `__class__`, which is its code to run (and may not be a type).
+        if issubclass(cls, Mapping):
             return Custom(qualified_name(cls), dict(obj.items()))
-        if isinstance(obj, Sequence) and not isinstance(obj, UserString):
+        if issubclass(cls, Sequence) and not issubclass(cls, UserString):
             return Custom(qualified_name(cls), list(obj))
         fields = instance_state(obj)
         if fields is not None:
