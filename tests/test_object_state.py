@@ -193,3 +193,29 @@ def test_a_request_object_with_an_unchanged_state_is_no_difference(make_module):
 def test_decoded_object_state_reencodes_to_the_same_bytes(encoder_class, rules):
     data = encoder_class(rules).encode([PreparedRequest("https://x/a"), Slotted()])
     assert encoder_class(NO_RULES).encode(decode(data)) == data
+
+
+def test_a_class_made_at_run_time_is_not_kept_alive_by_being_recorded():
+    import gc
+    import weakref
+
+    from callpin import _impl
+
+    def made() -> type:
+        class Slotted:
+            __slots__ = ("n",)
+
+            def __init__(self) -> None:
+                self.n = 1
+
+        return Slotted
+
+    cls = made()
+    encoder = _impl.Encoder(NO_RULES)
+    written = encoder.encode(cls())  # outside the assert: its rewriting keeps operands
+    assert b"Slotted" in written
+    gone = weakref.ref(cls)
+    encoder.identities.instances.clear()  # the log is finished
+    del cls
+    gc.collect()
+    assert gone() is None

@@ -10,22 +10,28 @@ dictionary and the slot descriptors directly, so that no property, `__getattr__`
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
-# Slot descriptors of each class seen, base classes first: reading a class's MRO on
-# every value would cost more than encoding most of them.
-_SLOTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+# Where each class seen keeps its slots, base classes first, as (stored name, index of
+# the declaring class in the MRO): reading a class's MRO on every value would cost more
+# than encoding most of them. Held weakly, and holding no descriptor (a descriptor
+# refers to its class): a class made at run time (one per call of a factory) must not
+# be kept alive by being recorded.
+_SLOTS: weakref.WeakKeyDictionary[type, tuple[tuple[str, int], ...]] = weakref.WeakKeyDictionary()
 # Py_TPFLAGS_IMMUTABLETYPE: set for every type written in C, never for a class statement's.
 _WRITTEN_IN_C = 1 << 8
 
 
-def _slots(cls: type) -> tuple[tuple[str, Any], ...]:
+def _slots(cls: type) -> tuple[tuple[str, int], ...]:
     known = _SLOTS.get(cls)
     if known is not None:
         return known
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, int]] = []
     seen: set[str] = set()
-    for klass in reversed(cls.__mro__):
+    mro = cls.__mro__
+    for index in range(len(mro) - 1, -1, -1):
+        klass = mro[index]
         declared = klass.__dict__.get("__slots__", ())
         for name in (declared,) if isinstance(declared, str) else declared:
             if not isinstance(name, str) or name in ("__dict__", "__weakref__"):
@@ -38,7 +44,7 @@ def _slots(cls: type) -> tuple[tuple[str, Any], ...]:
             # property defined over the slot's name) would run the class's code.
             if isinstance(descriptor, types.MemberDescriptorType) and stored not in seen:
                 seen.add(stored)
-                found.append((stored, descriptor))
+                found.append((stored, index))
     result = tuple(found)
     if len(_SLOTS) < 4096:
         _SLOTS[cls] = result
@@ -59,7 +65,11 @@ def instance_state(obj: Any) -> tuple[tuple[str, Any], ...] | None:
     if cls.__module__ == "builtins" or isinstance(obj, type):
         return None
     fields: list[tuple[str, Any]] = []
-    for name, descriptor in _slots(cls):
+    mro = cls.__mro__
+    for name, index in _slots(cls):
+        descriptor = mro[index].__dict__.get(name)
+        if not isinstance(descriptor, types.MemberDescriptorType):
+            continue  # replaced since it was seen: reading it now would run code
         try:
             fields.append((name, descriptor.__get__(obj, cls)))
         except AttributeError:
