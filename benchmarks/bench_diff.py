@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import msgpack
 import xxhash
+from targets import check
 
 from callpin import diff
 from callpin.logfile import Log
@@ -32,6 +33,8 @@ SWAPPED = 0.01
 DELETED = 0.005
 INSERTED = 0.005
 SEED = 20240601
+TARGET_SECONDS = 2.0  # a 1,000,000-event diff in at most 2 s
+LINEARITY = 2.0  # near-linear: per-event time at 10^6 at most 2x that at 10^4
 
 
 def event_frame(label: str, args: list[object]) -> bytes:
@@ -78,7 +81,7 @@ def median_seconds(run: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def bench(size: int) -> list[str]:
+def bench(size: int) -> tuple[float, list[str]]:
     old_frames, new_frames = make_pair(size)
     repeat = 5 if size <= 100_000 else 3
 
@@ -102,7 +105,7 @@ def bench(size: int) -> list[str]:
         difflib_text, ratio = f"{theirs:9.3f} s", f"{theirs / ours:7.1f}x"
     else:
         difflib_text, ratio = "  skipped", "      -"
-    return [f"{size:>9,}", f"{ours:8.3f} s", difflib_text, ratio, ops]
+    return ours, [f"{size:>9,}", f"{ours:8.3f} s", difflib_text, ratio, ops]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -112,9 +115,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"difflib skipped above {DIFFLIB_MAX:,} events (quadratic on repeated events)")
     header = ["events", "callpin", "difflib", "speed-up", "ops found"]
     print(f"{header[0]:>9}  {header[1]:>10}  {header[2]:>11}  {header[3]:>7}  {header[4]}")
+    seconds: dict[int, float] = {}
     for size in sizes:
-        row = bench(size)
+        seconds[size], row = bench(size)
         print(f"{row[0]}  {row[1]:>10}  {row[2]:>11}  {row[3]:>7}  {row[4]}", flush=True)
+    if 1_000_000 in seconds:
+        check("diff of 1,000,000 vs 1,000,000 events", seconds[1_000_000], TARGET_SECONDS, at_most=True, unit=" s")
+    if 1_000_000 in seconds and 10_000 in seconds:
+        growth = (seconds[1_000_000] / 1_000_000) / (seconds[10_000] / 10_000)
+        print(f"per-event time, 10^6 against 10^4: {growth:.2f}x")
+        check("diff per-event time, 10^6 / 10^4 events", growth, LINEARITY, at_most=True, unit="x")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import msgpack
+from targets import check
 
 from callpin import diff
 from callpin.logfile import Log
@@ -99,9 +100,10 @@ def timed(run):  # type: ignore[no-untyped-def]
     return result, time.perf_counter() - start
 
 
-def in_browser(browser: Browser | None, page: Path) -> str:
+def in_browser(browser: Browser | None, page: Path) -> tuple[str, float | None]:
+    """What a browser saw, and the median seconds to the first screen (None without one)."""
     if browser is None:
-        return "no chromium: not loaded"
+        return "no chromium: not loaded", None
     firsts, loads, folds = [], [], []
     rows = 0
     for _ in range(ROUNDS):
@@ -111,10 +113,11 @@ def in_browser(browser: Browser | None, page: Path) -> str:
         loads.append(seen["load"] / 1000)
         spent, rows = browser.evaluate(EVERY_FOLD)
         folds.append(spent / 1000)
+    first = statistics.median(firsts)
     return (
-        f"first screen {statistics.median(firsts):.3f} s, load {statistics.median(loads):.3f} s, "
+        f"first screen {first:.3f} s, load {statistics.median(loads):.3f} s, "
         f"every fold drawn {statistics.median(folds):.2f} s ({rows:,} rows)"
-    )
+    ), first
 
 
 def main(sizes: tuple[int, ...]) -> int:
@@ -129,12 +132,27 @@ def main(sizes: tuple[int, ...]) -> int:
                 page, rendering = timed(lambda: render_html(result))  # noqa: B023
                 written = Path(folder) / f"diff-{size}.html"
                 written.write_text(page, encoding="utf-8")
+                megabytes = written.stat().st_size / 1e6
                 print(
                     f"diff of {size:,} events ({result!r}): diff {diffing:.2f} s, render_html {rendering:.2f} s, "
-                    f"{written.stat().st_size / 1e6:.2f} MB"
+                    f"{megabytes:.2f} MB"
                 )
+                if size == 1_000_000:
+                    check(
+                        "HTML diff of 1,000,000 events: diff + render_html",
+                        diffing + rendering,
+                        10,
+                        at_most=True,
+                        unit=" s",
+                    )
+                    check("HTML diff of 1,000,000 events: page size", megabytes, 40, at_most=True, unit=" MB")
                 if size <= BROWSER_MAX:
-                    print(f"  {in_browser(browser, written)}")
+                    seen, first = in_browser(browser, written)
+                    print(f"  {seen}")
+                    if size == 50_000:
+                        check("HTML diff of 50,000 events: page size", megabytes, 2, at_most=True, unit=" MB")
+                        if first is not None:
+                            check("HTML diff of 50,000 events: first screen", first, 1, at_most=True, unit=" s")
                     shown, showing = timed(lambda: render_log_html(old))  # noqa: B023
                     log_page = Path(folder) / f"show-{size}.html"
                     log_page.write_text(shown, encoding="utf-8")
@@ -142,7 +160,7 @@ def main(sizes: tuple[int, ...]) -> int:
                         f"show of {size:,} events: render_log_html {showing:.2f} s, "
                         f"{log_page.stat().st_size / 1e6:.2f} MB"
                     )
-                    print(f"  {in_browser(browser, log_page)}")
+                    print(f"  {in_browser(browser, log_page)[0]}")
         finally:
             if browser is not None:
                 browser.close()

@@ -1,10 +1,17 @@
-"""Run every benchmarks/bench_*.py (or those named by an argument), each in its own process."""
+"""Run every benchmarks/bench_*.py (or those named by an argument), each in its own process.
+
+The targets every benchmark checked are printed together at the end (targets.py).
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+from targets import ENV, table
 
 HERE = Path(__file__).parent
 
@@ -19,13 +26,21 @@ def main(filters: list[str]) -> int:
         )
         return 2
     failed = []
-    for script in chosen:
-        print(f"## {script.stem}", flush=True)
-        print(flush=True)
-        # One process per file: a benchmark's memory and caches never weigh on the next.
-        if subprocess.run([sys.executable, str(script)]).returncode != 0:
-            failed.append(script.stem)
-        print(flush=True)
+    with tempfile.TemporaryDirectory(prefix="callpin-bench-") as folder:
+        collected = Path(folder) / "targets.jsonl"
+        collected.touch()
+        env = {**os.environ, ENV: str(collected)}
+        for script in chosen:
+            print(f"## {script.stem}", flush=True)
+            print(flush=True)
+            # One process per file: a benchmark's memory and caches never weigh on the next.
+            if subprocess.run([sys.executable, str(script)], env=env).returncode != 0:
+                failed.append(script.stem)
+            print(flush=True)
+        print("## targets", flush=True)
+        print()
+        for line in table(collected):
+            print(line)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1

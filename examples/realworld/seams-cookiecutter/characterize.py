@@ -48,9 +48,9 @@ HOOK_TARGETS = {
     "cookiecutter.utils.make_executable": "the rendered script is made executable before it runs",
 }
 
-# Spying a class records its public methods (wait), not its construction: the command and
-# cwd are the arguments of __init__, so the spy names it too.
-HOOK_SPY = [*HOOK_TARGETS, "subprocess.Popen.__init__"]
+# Spying a class records its construction (the command and cwd, labelled with the class) and
+# its public methods (wait).
+HOOK_SPY = list(HOOK_TARGETS)
 
 Case = Callable[[Path], object]
 
