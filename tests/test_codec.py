@@ -23,6 +23,7 @@ from callpin.codec import (
     Custom,
     Cycle,
     EnumValue,
+    ObjectState,
     Opaque,
     Record,
     Unencodable,
@@ -196,7 +197,16 @@ def test_registered_type_is_encoded_by_its_function():
         assert decode(encode(Cents(150), NO_RULES)) == Custom(f"{__name__}.Cents", 150)
     finally:
         unregister(Cents)
-    assert isinstance(decode(encode(Cents(150), NO_RULES)), Opaque)
+    assert decode(encode(Cents(150), NO_RULES)) == ObjectState(f"{__name__}.Cents", 1, (("value", 150),))
+
+
+def test_a_type_registered_as_opaque_is_recorded_by_its_repr():
+    register(Cents, codec.opaque)
+    cents = Cents(150)
+    try:
+        assert decode(encode(cents, NO_RULES)) == Opaque(f"{__name__}.Cents", repr(cents))
+    finally:
+        unregister(Cents)
 
 
 def test_native_types_cannot_be_registered():
@@ -222,6 +232,10 @@ class ReRaising:
 
     def __repr__(self) -> str:
         raise self.error
+
+
+# Recorded by its repr, whose failure is what the test is about.
+codec.register(ReRaising, codec.opaque)
 
 
 def test_an_exception_turned_into_a_marker_keeps_no_traceback(encoder_class):
@@ -526,7 +540,7 @@ def _documented_interface() -> set[str]:
 
 def test_the_speedups_interface_is_the_one_documented():
     assert set(codec.SPEEDUPS_INTERFACE) == _documented_interface()
-    assert len(codec.SPEEDUPS_INTERFACE) == 26
+    assert len(codec.SPEEDUPS_INTERFACE) == 29
 
 
 def test_the_speedups_interface_cannot_be_changed():

@@ -5,14 +5,26 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 import warnings
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import callpin
 from callpin.codec import Encoder, decode, encode
 from callpin.errors import UsageError
-from callpin.normalize import DEFAULT_RULES, NO_RULES, Numbering, RuleSet, normalize_text, rule
+from callpin.normalize import (
+    DEFAULT_RULES,
+    NO_RULES,
+    Numbering,
+    RuleSet,
+    normalize_text,
+    rule,
+    secret_keys,
+    secret_name,
+)
+from callpin.renormalize import renormalized
 
 
 def norm(text: str, rules: RuleSet = DEFAULT_RULES, *, reprs: bool = False) -> str:
@@ -110,6 +122,8 @@ texts = st.lists(
             "2024-03-01 09:30:00.5Z",
             "0x7f3a2c1b4d90",
             "T-12",
+            "https://",
+            "u:p@",
             " ",
             "-",
             "x",
@@ -121,7 +135,15 @@ texts = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(texts | st.uuids() | st.datetimes(), max_size=6))
+@given(
+    st.lists(
+        texts
+        | st.uuids()
+        | st.datetimes()
+        | st.dictionaries(st.sampled_from(["token", "x", "Authorization"]), texts | st.tuples(texts), max_size=3),
+        max_size=6,
+    )
+)
 def test_normalizing_afterwards_gives_the_same_bytes_as_while_encoding(values):
     rules = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
     while_encoding = encode(values, rules)
@@ -159,6 +181,125 @@ def test_a_text_of_many_matches_of_one_rule_is_searched_once_per_match():
     finally:
         for one, pattern in zip(rules.text_rules, counting, strict=True):
             object.__setattr__(one, "compiled", pattern.pattern)
-    # Before, every rule was searched again after every match: 3 x 1001 searches,
+    # Before, every rule was searched again after every match: 5 x 1001 searches,
     # each to the end of the text for the rules that never match.
-    assert [pattern.searches for pattern in counting] == [1001, 1, 1]
+    assert [pattern.searches for pattern in counting] == [1001, 1, 1, 1, 1]
+
+
+# -- redact ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "authorization",
+        "Proxy-Authorization",
+        "auth",
+        "password",
+        "PASSWD",
+        "client_secret",
+        "access_token",
+        "accessToken",
+        "X-Auth-Token",
+        "api_key",
+        "X-Api-Key",
+        "apiKey",
+        "Cookie",
+        "Set-Cookie",
+        "cookies",
+        "credentials",
+        "userinfo",
+        "private_key",
+        "session_id",
+    ],
+)
+def test_names_that_say_secret_are_secret(name):
+    assert secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["author", "url", "headers", "tokenizer", "csrftokens", "authority", "Accept"])
+def test_names_that_only_contain_a_secret_word_are_not(name):
+    assert not secret_name(name)
+
+
+def test_url_credentials_are_numbered_secrets():
+    text = "https://u:p@host/a and ftp://other@host and https://u:p@host/b and a@example.com"
+    assert (
+        norm(text)
+        == "https://<secret:1>@host/a and ftp://<secret:2>@host and https://<secret:1>@host/b and a@example.com"
+    )
+
+
+def test_a_user_key_rule_adds_names_and_shares_the_secret_numbers():
+    rules = DEFAULT_RULES.with_rules([secret_keys(r"^x-internal-", "internal")])
+    assert decode(encode({"X-Internal-Id": "abc", "token": "abc", "x": "abc"}, rules)) == {
+        "X-Internal-Id": decode(encode({"token": "abc"}))["token"],
+        "token": decode(encode({"token": "abc"}))["token"],
+        "x": "abc",
+    }
+    assert RuleSet.from_description(rules.describe()) == rules
+
+
+def test_without_redact_secrets_are_recorded_as_they_are():
+    assert decode(encode({"token": "abc"}, DEFAULT_RULES.without("redact"))) == {"token": "abc"}
+    with pytest.raises(UsageError):
+        DEFAULT_RULES.without("nothing")
+
+
+def test_a_key_rule_that_matches_every_name_is_refused():
+    with pytest.raises(UsageError):
+        secret_keys(r".*")
+
+
+class BasicAuth:
+    def __init__(self, username: str, password: str) -> None:
+        self.username = username
+        self.password = password
+
+
+def test_an_authorization_header_and_an_auth_tuple_never_reach_the_file(make_module, tmp_path):
+    module = make_module("redacted_http", "def send(url, via=None, headers=None, auth=None):\n    return 200\n")
+    path = tmp_path / "calls.cpin"
+    with callpin.record(path, spy=["redacted_http.send"]):
+        module.send("https://x/a", headers={"Authorization": "Bearer s3cr3t-t0ken"}, auth=("alice", "hunter2"))
+        module.send("https://x/b", headers={"Authorization": "Bearer s3cr3t-t0ken"}, auth=BasicAuth("bob", "pa55"))
+        module.send("https://carol:letmein@x/c", BasicAuth("dave", "pa55"))
+    data = path.read_bytes()
+    for secret in (b"s3cr3t-t0ken", b"hunter2", b"alice", b"pa55", b"letmein"):
+        assert secret not in data
+    first, second, third = callpin.load(path)
+    assert first.kwargs["headers"]["Authorization"] == second.kwargs["headers"]["Authorization"]
+    # Keyword arguments are written in name order: auth before headers.
+    assert first.kwargs["auth"] == callpin.Placeholder("secret", 1)
+    assert first.kwargs["headers"]["Authorization"] == callpin.Placeholder("secret", 2)
+    assert second.kwargs["auth"] == callpin.Placeholder("secret", 3)
+    url, via = third.args
+    assert url == "https://<secret:4>@x/c"
+    assert dict(via.fields) == {"username": "dave", "password": callpin.Placeholder("secret", 5)}
+
+
+class ParsedURL(NamedTuple):
+    scheme: str
+    userinfo: str
+    host: str
+
+
+def test_the_credentials_of_a_parsed_url_never_reach_the_file(make_module, tmp_path):
+    module = make_module("redacted_url", "def fetch(url):\n    return 200\n")
+    path = tmp_path / "calls.cpin"
+    with callpin.record(path, spy=["redacted_url.fetch"]):
+        module.fetch(ParsedURL("https", "carol:letmein", "x"))
+    assert b"letmein" not in path.read_bytes()
+    (event,) = callpin.load(path)
+    assert dict(event.args[0].fields) == {"scheme": "https", "userinfo": callpin.Placeholder("secret", 1), "host": "x"}
+
+
+def test_redacting_afterwards_gives_the_bytes_recording_with_it_gives(make_module, tmp_path):
+    module = make_module("redacted_http2", "def send(url, headers=None, auth=None):\n    return 200\n")
+    logs = {}
+    for name, rules in (("plain", DEFAULT_RULES.without("redact")), ("redacted", DEFAULT_RULES)):
+        with callpin.record(tmp_path / name, spy=["redacted_http2.send"], normalize=rules):
+            module.send("https://u:p@x/a", headers={"Cookie": "c=1"}, auth=BasicAuth("bob", "pa55"))
+        logs[name] = callpin.load(tmp_path / name)
+    assert list(renormalized(logs["plain"], DEFAULT_RULES).frames) == list(logs["redacted"].frames)

@@ -461,7 +461,9 @@ def test_a_log_page_names_the_log_and_draws_every_event():
     root = parse(render_log_html(log))
     assert root.find("title").text() == "callpin log: renew.cpin"
     facts = root.find("p", cls="sides").text()
-    assert facts == f"renew.cpin (4 events) · fingerprint {log.fingerprint} · rules: uuid, timestamp, address"
+    assert (
+        facts == f"renew.cpin (4 events) · fingerprint {log.fingerprint} · rules: uuid, timestamp, address, redact, tmp"
+    )
     assert root.find("p", cls="meta").text() == "meta: {'scenario': 'renew'}"
     assert [row.find("span", cls="ix").text() for row in event_rows(root)] == ["0", "1", "2", "3"]
     assert not root.find_all(cls="lazy")

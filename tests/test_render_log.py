@@ -27,7 +27,7 @@ def test_a_log_as_json_writes_lone_surrogates_as_escapes_and_huge_ints_as_reprs(
 def test_a_log_renders_a_header_and_one_line_per_event_without_indices():
     text = render_log(log_of(call("billing.charge_card", "card_A", 1500), ret("billing.charge_card", 1)))
     assert text == (
-        "# callpin log: 2 events, rules: uuid, timestamp, address\n"
+        "# callpin log: 2 events, rules: uuid, timestamp, address, redact, tmp\n"
         "billing.charge_card('card_A', 1500)\n"
         "billing.charge_card → 1\n"
     )
@@ -54,7 +54,7 @@ def test_a_log_renders_as_json_with_every_field():
     document = json.loads(render_log_json(log))
     assert document["count"] == 2
     assert document["fingerprint"] == log.fingerprint
-    assert document["rules"] == ["uuid", "timestamp", "address"]
+    assert document["rules"] == ["uuid", "timestamp", "address", "redact", "tmp"]
     assert document["events"][0] == {
         "index": 0,
         "kind": "call",

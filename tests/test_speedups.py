@@ -368,6 +368,10 @@ class Raising:
         raise self.error
 
 
+# Recorded by its repr, whose failure is what these tests are about.
+codec.register(Raising, codec.opaque)
+
+
 @pytest.mark.parametrize("error", [ValueError("x"), MemoryError(), RecursionError(), LookupError()])
 def test_an_exception_from_repr_becomes_a_marker_naming_it(error):
     python, c = both(lambda: {"a": [1, Raising(error), 2]})

@@ -15,7 +15,18 @@ import pytest
 from tests.vectors import cases
 
 from callpin import codec
-from callpin.codec import Cycle, EnumValue, ExceptionValue, Opaque, Placeholder, Record, Unencodable
+from callpin.codec import (
+    Custom,
+    Cycle,
+    EnumValue,
+    ExceptionValue,
+    Instance,
+    ObjectState,
+    Opaque,
+    Placeholder,
+    Record,
+    Unencodable,
+)
 from callpin.logfile import LogWriter, load, log_bytes
 from callpin.normalize import DEFAULT_RULES
 
@@ -43,6 +54,50 @@ DECODED: dict[str, Any] = {
     "set-of-uuids": {Placeholder("uuid", 1), Placeholder("uuid", 2)},
     "user-rule": "tickets <ticket:1> and <ticket:1>, <ticket:2>",
     "too-deep-marker": cases._nested(codec.MAX_DEPTH),  # the innermost list is replaced
+    "object-state": ObjectState(
+        f"{MOD}.Request",
+        1,
+        (("method", "GET"), ("url", "https://example.com/a"), ("headers", {"Accept": "*/*"})),
+    ),
+    "object-same-twice": [
+        ObjectState(
+            f"{MOD}.Request", 1, (("method", "GET"), ("url", "https://example.com/a"), ("headers", {"Accept": "*/*"}))
+        ),
+        {
+            "again": ObjectState(
+                f"{MOD}.Request",
+                1,
+                (("method", "GET"), ("url", "https://example.com/a"), ("headers", {"Accept": "*/*"})),
+            )
+        },
+        ObjectState(
+            f"{MOD}.Request", 2, (("method", "POST"), ("url", "https://example.com/b"), ("headers", {"Accept": "*/*"}))
+        ),
+    ],
+    "object-past-budget": Instance(f"{MOD}.Request", 1),
+    "object-nested-past-depth": ObjectState(
+        f"{MOD}.Chain",
+        1,
+        (
+            (
+                "inner",
+                ObjectState(
+                    f"{MOD}.Chain",
+                    2,
+                    (("inner", ObjectState(f"{MOD}.Chain", 3, (("inner", Instance(f"{MOD}.Chain", 4)),))),),
+                ),
+            ),
+        ),
+    ),
+    "mapping-items": Custom("collections.UserDict", {"b": 1, "a": [2]}),
+    "bytes-utf8-normalized": b"id=<uuid:1>&at=<ts:1>",
+    "tmp-paths": ["<tmp:1>/out.json", pathlib.PurePosixPath("<tmp:1>/in.csv"), "<tmp:2>/x"],
+    "secret-values": {
+        "Authorization": Placeholder("secret", 1),
+        "auth": Placeholder("secret", 2),
+        "X-Api-Key": Placeholder("secret", 1),
+        "url": "https://<secret:3>@host/x",
+    },
 }
 
 

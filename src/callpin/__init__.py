@@ -8,10 +8,12 @@ from .codec import (
     EnumValue,
     ExceptionValue,
     Instance,
+    ObjectState,
     Opaque,
     Placeholder,
     Record,
     Unencodable,
+    opaque,
     register,
     unregister,
 )
@@ -32,7 +34,7 @@ from .errors import (
 )
 from .event import Event
 from .logfile import Log, load
-from .normalize import DEFAULT_RULES, RuleSet, rule
+from .normalize import DEFAULT_RULES, RuleSet, rule, secret_keys
 from .pinning import Pin, pin
 from .recorder import Recording, raises, record, returns
 from .spy import target
@@ -60,6 +62,7 @@ __all__ = [
     "Log",
     "LogFormatError",
     "NotALog",
+    "ObjectState",
     "Opaque",
     "Pin",
     "Placeholder",
@@ -76,12 +79,14 @@ __all__ = [
     "cases",
     "diff",
     "load",
+    "opaque",
     "pin",
     "raises",
     "record",
     "register",
     "returns",
     "rule",
+    "secret_keys",
     "target",
     "unregister",
     "with_receiver",

@@ -30,7 +30,7 @@ enum {
     EXT_UUID = 6, EXT_DATETIME = 7, EXT_DATE = 8, EXT_TIME = 9, EXT_TIMEDELTA = 10,
     EXT_PATH = 11, EXT_ENUM = 12, EXT_RECORD = 13, EXT_EXCEPTION = 14,
     EXT_PLACEHOLDER = 15, EXT_CYCLE = 16, EXT_OPAQUE = 17, EXT_SURROGATE_STR = 18,
-    EXT_UNENCODABLE = 19, EXT_INSTANCE = 20, EXT_CUSTOM = 21,
+    EXT_UNENCODABLE = 19, EXT_INSTANCE = 20, EXT_CUSTOM = 21, EXT_OBJECT = 22,
 };
 
 /* codec._NORMAL, _SHAPE, _RAW */
@@ -44,7 +44,7 @@ enum {
     K_PLACEHOLDER, K_CYCLE, K_OPAQUE, K_UNENCODABLE, K_INSTANCE, K_ENUM,
     /* The kinds that nest (codec._NESTING): only these count against the depth limit. */
     K_LIST, K_DICT, K_TUPLE, K_SET, K_FROZENSET, K_RECORD, K_CUSTOM, K_EXCEPTION,
-    K_PAIRS, K_SETITEMS,
+    K_PAIRS, K_SETITEMS, K_OBJECT,
 };
 #define K_FIRST_NESTING K_LIST
 
@@ -60,15 +60,18 @@ static PyObject *fn_canonical_form;  /* canonical_form(value) */
 static PyObject *fn_qualified_name;  /* qualified_name(type) */
 static PyObject *fn_normalize_text;  /* normalize_text(text, rules, numbering, *, reprs, peek) */
 static PyObject *fn_limits;          /* limits() -> (max depth, max str, max items) */
+static PyObject *identities_type;    /* Identities */
+static PyObject *object_limits;      /* (MAX_OBJECT_DEPTH, OBJECT_BUDGET) */
 static PyTypeObject *t_uuid, *t_decimal, *t_path;
 static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
-    *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems;
+    *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems, *t_object_state;
 
 /* Interned attribute and key names: immutable once made at import. */
 static PyObject *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_counters, *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
-    *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed;
+    *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
+    *s_key_rules, *s_text_rules, *s_redact, *s_tmp_prefixes;
 
 /* ------------------------------------------------------------------------------------
  * A growable byte buffer; it starts in caller-provided (stack) storage. */
@@ -327,6 +330,8 @@ typedef struct {
     int scan_ts;        /* ... timestamps */
     int scan_addr;      /* ... addresses (in reprs) */
     int delegate;       /* user rules: text goes to normalize.normalize_text */
+    int scan_redact;    /* rules.redact: a text with an '@' goes to normalize_text (URL credentials) */
+    PyObject *tmp_prefixes; /* rules.tmp_prefixes: a text holding one goes to normalize_text */
     int mode;           /* codec.Encoder._mode */
     /* codec.Encoder._stack: the containers being encoded (borrowed: each is held by a
      * C frame of the current encoding for as long as it is on the stack). */
@@ -338,9 +343,19 @@ typedef struct {
     Py_ssize_t max_str;
     Py_ssize_t max_items;
     PyObject *depth_reason;  /* "nested deeper than MAX_DEPTH" */
+    /* codec.Encoder.identities: the instance numbers of this log's objects. */
+    PyObject *identities;
+    /* Key names already asked of rules.secret_key, with the answer (bounded). */
+    PyObject *secret_names;
+    int redacting;           /* rules.key_rules: values under secret names are redacted */
+    Py_ssize_t objects;      /* codec.Encoder._objects: object states enclosing the value */
+    Py_ssize_t max_objects;  /* codec.MAX_OBJECT_DEPTH */
+    Py_ssize_t object_budget; /* codec.OBJECT_BUDGET */
 } Encoder;
 
 static int enc_value(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth);
+static int secret_key(Encoder *e, PyObject *key);
+static int write_secret(Encoder *e, PyObject *value, Buf *out, Py_ssize_t depth);
 
 static int stack_index(Encoder *e, PyObject *obj)
 {
@@ -864,6 +879,38 @@ static int write_str_delegated(Encoder *e, PyObject *s, Buf *out, int reprs)
     return r;
 }
 
+/* `needle` inside `n` bytes at `hay`. */
+static int contains(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t m)
+{
+    const char *p = hay, *last = hay + n - m;
+    if (m <= 0 || m > n)
+        return m <= 0;
+    while (p <= last && (p = memchr(p, needle[0], (size_t)(last - p + 1))) != NULL) {
+        if (memcmp(p, needle, (size_t)m) == 0)
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* normalize.may_match's temp-folder test: the text holds one of rules.tmp_prefixes. */
+static int holds_tmp_prefix(Encoder *e, const Text *t)
+{
+    if (e->tmp_prefixes == NULL)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(e->tmp_prefixes); i++) {
+        Py_ssize_t m;
+        const char *prefix = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(e->tmp_prefixes, i), &m);
+        if (prefix == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        if (contains(t->data, t->len, prefix, m))
+            return 1;
+    }
+    return 0;
+}
+
 /* codec.Encoder._str: normalized (unless raw), size-checked, surrogates in their own ext. */
 static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
 {
@@ -875,6 +922,11 @@ static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
         return write_str_delegated(e, s, out, reprs);
     if (text_view(s, &t) < 0)
         return -1;
+    if (e->any_rules && e->mode != MODE_RAW
+        && ((e->scan_redact && memchr(t.data, '@', (size_t)t.len) != NULL) || holds_tmp_prefix(e, &t))) {
+        Py_XDECREF(t.owner);
+        return write_str_delegated(e, s, out, reprs);
+    }
     if (e->any_rules && e->mode != MODE_RAW) {
         char storage[256];
         Buf normalized;
@@ -1066,8 +1118,19 @@ static int write_pairs_field(Encoder *e, PyObject *const *pairs, Py_ssize_t n, B
             if (r < 0)
                 return -1;
         }
-        if (write_field(e, pairs[2 * k + 1], out, 1) < 0)
-            return -1;
+        {
+            int secret = secret_key(e, key);
+            Py_ssize_t at = out->len;
+            if (secret < 0) {
+                if (write_lost(out, at) < 0)
+                    return -1;
+            } else if (secret) {
+                if (write_secret(e, pairs[2 * k + 1], out, 1) < 0 && write_lost(out, at) < 0)
+                    return -1;
+            } else if (write_field(e, pairs[2 * k + 1], out, 1) < 0) {
+                return -1;
+            }
+        }
     }
     return 0;
 }
@@ -1103,6 +1166,101 @@ static int write_dict_field(Encoder *e, PyObject *kwargs, Buf *out)
         Py_DECREF(pairs[i]);
     PyMem_Free(pairs);
     return r;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Redaction: codec.Encoder._secret_key and _secret. */
+
+/* `value` encoded with no normalization into `b` (codec.Encoder._encode_in_mode, _RAW). */
+static int encode_raw(Encoder *e, PyObject *value, Buf *b, Py_ssize_t depth)
+{
+    int saved = e->mode, r;
+    e->mode = MODE_RAW;
+    r = enc_value(e, value, b, depth);
+    e->mode = saved;
+    return r;
+}
+
+/* 1 when the value under `key` is redacted, 0 when not, -1 on error. */
+static int secret_key(Encoder *e, PyObject *key)
+{
+    PyObject *name, *found, *answer;
+    int r;
+    if (!e->redacting || e->mode == MODE_RAW || !PyUnicode_Check(key))
+        return 0;
+    /* A str subclass is asked as the text it holds: its own hash and comparisons never run. */
+    name = PyUnicode_CheckExact(key) ? Py_NewRef(key) : PyUnicode_FromObject(key);
+    if (name == NULL)
+        return -1;
+    found = PyDict_GetItemWithError(e->secret_names, name);
+    if (found != NULL) {
+        Py_DECREF(name);
+        return found == Py_True;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(name);
+        return -1;
+    }
+    answer = PyObject_CallMethodOneArg(e->rules, s_secret_key, name);
+    r = answer == NULL ? -1 : PyObject_IsTrue(answer);
+    Py_XDECREF(answer);
+    if (r >= 0 && PyDict_GET_SIZE(e->secret_names) < 4096
+        && PyDict_SetItem(e->secret_names, name, r ? Py_True : Py_False) < 0)
+        r = -1;
+    Py_DECREF(name);
+    return r;
+}
+
+/* `<secret:N>` for `value`, numbered by the text of a str and by the bytes of anything
+ * else (a NUL, then their hex); None stays None. */
+static int write_secret(Encoder *e, PyObject *value, Buf *out, Py_ssize_t depth)
+{
+    static const char digits[] = "0123456789abcdef";
+    PyObject *key;
+    int r;
+    if (value == Py_None)
+        return buf_byte(out, 0xC0);
+    if (PyUnicode_CheckExact(value)) {
+        key = Py_NewRef(value);
+    } else {
+        char storage[256];
+        Buf raw;
+        char *hex;
+        buf_init(&raw, storage, sizeof(storage));
+        if (encode_raw(e, value, &raw, depth) < 0) {
+            buf_free(&raw);
+            return -1;
+        }
+        hex = PyMem_Malloc((size_t)(2 * raw.len + 1));
+        if (hex == NULL) {
+            buf_free(&raw);
+            PyErr_NoMemory();
+            return -1;
+        }
+        hex[0] = '\0';
+        for (Py_ssize_t i = 0; i < raw.len; i++) {
+            unsigned char c = (unsigned char)raw.data[i];
+            hex[1 + 2 * i] = digits[c >> 4];
+            hex[2 + 2 * i] = digits[c & 15];
+        }
+        key = PyUnicode_FromStringAndSize(hex, 2 * raw.len + 1);
+        PyMem_Free(hex);
+        buf_free(&raw);
+        if (key == NULL)
+            return -1;
+    }
+    r = write_placeholder(e, s_secret, key, out);
+    Py_DECREF(key);
+    return r;
+}
+
+/* The value under a map key, keyword, field or attribute name: redacted when the name says secret. */
+static int write_keyed(Encoder *e, PyObject *key, PyObject *value, Buf *out, Py_ssize_t depth)
+{
+    int secret = secret_key(e, key);
+    if (secret < 0)
+        return -1;
+    return secret ? write_secret(e, value, out, depth) : enc_value(e, value, out, depth);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -1167,11 +1325,48 @@ static int write_float(PyObject *obj, Buf *out)
 }
 
 /* codec.Encoder._bytes */
+/* codec.Encoder._normalized_text: what write_str writes for `s`, without its str header. */
+static int write_normalized_text(Encoder *e, PyObject *s, Buf *dst)
+{
+    char storage[256];
+    Buf piece;
+    int r;
+    buf_init(&piece, storage, sizeof(storage));
+    r = write_str(e, s, &piece, 0);
+    if (r == 0) {
+        unsigned char head = (unsigned char)piece.data[0];
+        Py_ssize_t start = head < 0xD9 ? 1 : head == 0xD9 ? 2 : head == 0xDA ? 3 : 5;
+        r = buf_put(dst, piece.data + start, piece.len - start);
+    }
+    buf_free(&piece);
+    return r;
+}
+
+/* codec.Encoder._bytes: bytes that are UTF-8 text get the text rules, and stay bytes. */
 static int write_bytes(Encoder *e, PyObject *obj, Buf *out)
 {
     Py_ssize_t size = PyBytes_GET_SIZE(obj);
     if (check_size(e, size, "bytes") < 0)
         return -1;
+    if (size > 0 && e->any_rules && e->mode != MODE_RAW) {
+        PyObject *text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(obj), size, "strict");
+        if (text == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                return -1;
+            PyErr_Clear();
+        } else {
+            char storage[256];
+            Buf normalized;
+            int r;
+            buf_init(&normalized, storage, sizeof(storage));
+            r = write_normalized_text(e, text, &normalized);
+            Py_DECREF(text);
+            if (r == 0)
+                r = pack_bin(out, normalized.data, normalized.len);
+            buf_free(&normalized);
+            return r;
+        }
+    }
     return pack_bin(out, PyBytes_AS_STRING(obj), size);
 }
 
@@ -1233,7 +1428,7 @@ static int write_dict(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
         Py_INCREF(item);
         r = enc_value(e, key, out, depth + 1);
         if (r == 0)
-            r = enc_value(e, item, out, depth + 1);
+            r = write_keyed(e, key, item, out, depth + 1);
         Py_DECREF(key);
         Py_DECREF(item);
     }
@@ -1638,7 +1833,13 @@ static int write_path(Encoder *e, PyObject *obj, Buf *out)
         return -1;
     r = text_view(text, &t);
     if (r == 0) {
-        r = check_size(e, t.len, "str") < 0 || buf_put(out, t.data, t.len) < 0 ? -1 : ext_end(out, start, EXT_PATH);
+        if (check_size(e, t.len, "str") < 0)
+            r = -1;
+        else if (!t.surrogates && e->any_rules && e->mode != MODE_RAW)
+            /* The text rules apply to a path too (a temporary folder's name becomes <tmp:N>). */
+            r = write_normalized_text(e, text, out) < 0 ? -1 : ext_end(out, start, EXT_PATH);
+        else
+            r = buf_put(out, t.data, t.len) < 0 ? -1 : ext_end(out, start, EXT_PATH);
         Py_XDECREF(t.owner);
     }
     Py_DECREF(text);
@@ -1725,7 +1926,7 @@ static int write_record(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
         int ok;
         if (unpack_pair(PyTuple_GET_ITEM(fields, i), &name, &value) < 0)
             goto done;
-        ok = write_plain_str(name, out) == 0 && enc_value(e, value, out, depth + 1) == 0;
+        ok = write_plain_str(name, out) == 0 && write_keyed(e, name, value, out, depth + 1) == 0;
         Py_DECREF(name);
         Py_DECREF(value);
         if (!ok)
@@ -1734,6 +1935,45 @@ static int write_record(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
     r = ext_end(out, start, EXT_RECORD);
 done:
     Py_XDECREF(fields);
+    stack_pop(e);
+    return r;
+}
+
+/* codec.Encoder._object_state: [type, number, map of attribute -> value] */
+static int write_object_state(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
+{
+    Py_ssize_t start;
+    PyObject *fields = NULL, *number = NULL;
+    int r = enter(e, obj, out);
+    if (r <= 0)
+        return r;
+    e->objects++;
+    start = out->len;
+    r = -1;
+    if (buf_byte(out, 0x93) < 0 || write_plain_attr(obj, s_type, out) < 0)
+        goto done;
+    number = PyObject_GetAttr(obj, s_number);
+    if (number == NULL || pack_field_int(out, number) < 0)
+        goto done;
+    fields = tuple_attr(obj, s_fields);
+    if (fields == NULL || pack_map_header(out, PyTuple_GET_SIZE(fields)) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
+        PyObject *name, *value;
+        int ok;
+        if (unpack_pair(PyTuple_GET_ITEM(fields, i), &name, &value) < 0)
+            goto done;
+        ok = write_plain_str(name, out) == 0 && write_keyed(e, name, value, out, depth + 1) == 0;
+        Py_DECREF(name);
+        Py_DECREF(value);
+        if (!ok)
+            goto done;
+    }
+    r = ext_end(out, start, EXT_OBJECT);
+done:
+    Py_XDECREF(number);
+    Py_XDECREF(fields);
+    e->objects--;
     stack_pop(e);
     return r;
 }
@@ -1842,7 +2082,7 @@ static int write_pairs(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
             break;
         r = enc_value(e, key, out, depth + 1);
         if (r == 0)
-            r = enc_value(e, value, out, depth + 1);
+            r = write_keyed(e, key, value, out, depth + 1);
         Py_DECREF(key);
         Py_DECREF(value);
     }
@@ -1913,6 +2153,7 @@ static int kind_of(PyTypeObject *tp)
     if (tp == t_instance) return K_INSTANCE;
     if (tp == t_pairs) return K_PAIRS;
     if (tp == t_setitems) return K_SETITEMS;
+    if (tp == t_object_state) return K_OBJECT;
     return K_UNKNOWN;
 }
 
@@ -1948,9 +2189,59 @@ static int write_handled(Encoder *e, PyObject *obj, int kind, Buf *out, Py_ssize
     case K_EXCEPTION: return write_exception(e, obj, out, depth);
     case K_PAIRS: return write_pairs(e, obj, out, depth);
     case K_SETITEMS: return write_set_items(e, obj, out, depth);
+    case K_OBJECT: return write_object_state(e, obj, out, depth);
     }
     PyErr_SetString(PyExc_SystemError, "callpin._speedups: unhandled kind");
     return -1;
+}
+
+/* codec.Encoder._object: an object by its state, numbered by its identity; by identity
+ * alone past the object depth or (outermost) the budget, measured without normalization. */
+static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_ssize_t depth)
+{
+    PyObject *type = NULL, *fields = NULL, *instance = NULL, *number = NULL, *state = NULL;
+    int r = -1;
+    type = PyObject_GetAttr(form, s_type);
+    if (type == NULL)
+        goto done;
+    instance = PyObject_CallMethodObjArgs(e->identities, s_instance, obj, type,
+                                          e->mode != MODE_NORMAL ? Py_True : Py_False, NULL);
+    if (instance == NULL)
+        goto done;
+    if (e->objects >= e->max_objects) {
+        r = write_name_number(instance, s_type, EXT_INSTANCE, out);
+        goto done;
+    }
+    number = PyObject_GetAttr(instance, s_number);
+    fields = number == NULL ? NULL : PyObject_GetAttr(form, s_fields);
+    state = fields == NULL ? NULL : PyObject_CallFunctionObjArgs((PyObject *)t_object_state, type, number, fields, NULL);
+    if (state == NULL)
+        goto done;
+    if (e->objects == 0) {
+        char storage[512];
+        Buf measured;
+        buf_init(&measured, storage, sizeof(storage));
+        r = encode_raw(e, state, &measured, depth);
+        if (r == 0) {
+            if (measured.len > e->object_budget)
+                r = write_name_number(instance, s_type, EXT_INSTANCE, out);
+            else if (e->mode == MODE_RAW)
+                r = buf_put(out, measured.data, measured.len);
+            else
+                r = 1;
+        }
+        buf_free(&measured);
+        if (r <= 0)
+            goto done;
+    }
+    r = write_object_state(e, state, out, depth);
+done:
+    Py_XDECREF(type);
+    Py_XDECREF(fields);
+    Py_XDECREF(instance);
+    Py_XDECREF(number);
+    Py_XDECREF(state);
+    return r;
 }
 
 /* A value of a type without a handler: pushed, then its canonical form is written. */
@@ -1968,7 +2259,9 @@ static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth
         return -1;
     }
     kind = kind_of(Py_TYPE(form));
-    if (kind == K_UNKNOWN) {
+    if (kind == K_OBJECT) {
+        r = write_object(e, obj, form, out, depth);
+    } else if (kind == K_UNKNOWN) {
         PyErr_Format(PyExc_TypeError, "canonical form of %R is %R", (PyObject *)Py_TYPE(obj),
                      (PyObject *)Py_TYPE(form));
         r = -1;
@@ -2010,7 +2303,7 @@ static int enc_value(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 static int set_rules(Encoder *e, PyObject *rules)
 {
     PyObject *flag, *listed;
-    int any, uuid, ts, addr, delegate = 0;
+    int any, uuid, ts, addr, delegate = 0, redacting, scan_redact;
     any = PyObject_IsTrue(rules);
     if (any < 0)
         return -1;
@@ -2031,7 +2324,7 @@ static int set_rules(Encoder *e, PyObject *rules)
     Py_DECREF(flag);
     /* Only the built-in rules are scanned in C; any other rule in the set sends the
      * text to normalize_text, which applies them all in their order. */
-    listed = PyObject_GetAttr(rules, s_rules);
+    listed = PyObject_GetAttr(rules, s_text_rules);
     if (listed == NULL)
         return -1;
     {
@@ -2048,8 +2341,39 @@ static int set_rules(Encoder *e, PyObject *rules)
         }
         Py_DECREF(seq);
     }
+    flag = PyObject_GetAttr(rules, s_redact);
+    if (flag == NULL)
+        return -1;
+    scan_redact = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (scan_redact < 0)
+        return -1;
+    flag = PyObject_GetAttr(rules, s_tmp_prefixes);
+    if (flag == NULL)
+        return -1;
+    if (!PyTuple_Check(flag) || PyTuple_GET_SIZE(flag) == 0) {
+        int ok = PyTuple_Check(flag);
+        Py_DECREF(flag);
+        if (!ok) {
+            PyErr_SetString(PyExc_TypeError, "RuleSet.tmp_prefixes must be a tuple");
+            return -1;
+        }
+        flag = NULL;
+    }
+    Py_XSETREF(e->tmp_prefixes, flag);
+    flag = PyObject_GetAttr(rules, s_key_rules);
+    if (flag == NULL)
+        return -1;
+    redacting = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (redacting < 0)
+        return -1;
+    if (e->secret_names != NULL)
+        PyDict_Clear(e->secret_names);
     Py_INCREF(rules);
     Py_XSETREF(e->rules, rules);
+    e->redacting = redacting;
+    e->scan_redact = scan_redact;
     e->any_rules = any;
     e->rule_uuid = uuid;
     e->rule_ts = ts;
@@ -2098,8 +2422,21 @@ static int Encoder_init(Encoder *self, PyObject *args, PyObject *kwargs)
     }
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Encoder", names, &rules))
         return -1;
+    if (self->secret_names == NULL && (self->secret_names = PyDict_New()) == NULL)
+        return -1;
     if (set_rules(self, rules != NULL ? rules : default_rules) < 0)
         return -1;
+    Py_XSETREF(self->identities, PyObject_CallNoArgs(identities_type));
+    if (self->identities == NULL)
+        return -1;
+    self->objects = 0;
+    if (PyTuple_GET_SIZE(object_limits) != 2
+        || (self->max_objects = PyLong_AsSsize_t(PyTuple_GET_ITEM(object_limits, 0))) < 0
+        || (self->object_budget = PyLong_AsSsize_t(PyTuple_GET_ITEM(object_limits, 1))) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "object_limits must be two counts");
+        return -1;
+    }
     numbering = PyObject_CallNoArgs(numbering_type);
     if (numbering == NULL)
         return -1;
@@ -2116,6 +2453,9 @@ static int Encoder_traverse(Encoder *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->rules);
     Py_VISIT(self->numbering);
+    Py_VISIT(self->identities);
+    Py_VISIT(self->secret_names);
+    Py_VISIT(self->tmp_prefixes);
     return 0;
 }
 
@@ -2124,6 +2464,9 @@ static int Encoder_clear(Encoder *self)
     Py_CLEAR(self->rules);
     Py_CLEAR(self->numbering);
     Py_CLEAR(self->depth_reason);
+    Py_CLEAR(self->identities);
+    Py_CLEAR(self->secret_names);
+    Py_CLEAR(self->tmp_prefixes);
     return 0;
 }
 
@@ -2144,7 +2487,7 @@ static PyObject *finish(Buf *out, int r)
 
 static int ready(Encoder *self)
 {
-    if (self->rules == NULL || self->numbering == NULL || self->depth_reason == NULL) {
+    if (self->rules == NULL || self->numbering == NULL || self->depth_reason == NULL || self->identities == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
         return -1;
     }
@@ -2335,7 +2678,19 @@ static int Encoder_set_numbering(Encoder *self, PyObject *value, void *closure)
     return 0;
 }
 
+static PyObject *Encoder_get_identities(Encoder *self, void *closure)
+{
+    (void)closure;
+    if (self->identities == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "identities");
+        return NULL;
+    }
+    return Py_NewRef(self->identities);
+}
+
 static PyGetSetDef Encoder_getset[] = {
+    {"identities", (getter)Encoder_get_identities, NULL, "The instance numbers of this log (a codec.Identities).",
+     NULL},
     {"rules", (getter)Encoder_get_rules, (setter)Encoder_set_rules, "The normalization rules.", NULL},
     {"numbering", (getter)Encoder_get_numbering, (setter)Encoder_set_numbering,
      "The first-appearance numbering (a normalize.Numbering).", NULL},
@@ -3115,6 +3470,9 @@ static const Part parts[] = {
     {"Instance", (PyObject **)&t_instance, PART_TYPE},
     {"Pairs", (PyObject **)&t_pairs, PART_TYPE},
     {"SetItems", (PyObject **)&t_setitems, PART_TYPE},
+    {"ObjectState", (PyObject **)&t_object_state, PART_TYPE},
+    {"Identities", &identities_type, PART_TYPE},
+    {"object_limits", &object_limits, PART_TUPLE},
     {"TooLarge", &too_large, PART_EXCEPTION},
     {"canonical_form", &fn_canonical_form, PART_CALLABLE},
     {"qualified_name", &fn_qualified_name, PART_CALLABLE},
@@ -3241,7 +3599,10 @@ PyMODINIT_FUNC PyInit__speedups(void)
         || intern(&s_bit_length, "bit_length") < 0 || intern(&s_to_bytes, "to_bytes") < 0
         || intern(&s_big, "big") < 0 || intern(&s_signed, "signed") < 0
         || intern(&s_open, "open") < 0 || intern(&s_threads, "threads") < 0
-        || intern(&s_ordinal, "ordinal") < 0)
+        || intern(&s_ordinal, "ordinal") < 0 || intern(&s_instance, "instance") < 0
+        || intern(&s_secret, "secret") < 0 || intern(&s_secret_key, "secret_key") < 0
+        || intern(&s_key_rules, "key_rules") < 0 || intern(&s_text_rules, "text_rules") < 0
+        || intern(&s_redact, "redact") < 0 || intern(&s_tmp_prefixes, "tmp_prefixes") < 0)
         return NULL;
     if ((py_zero = PyLong_FromLong(0)) == NULL || (py_one = PyLong_FromLong(1)) == NULL)
         return NULL;

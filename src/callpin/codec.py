@@ -16,8 +16,8 @@ import pathlib
 import re
 import struct
 import uuid as _uuid
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter, UserString
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
@@ -26,7 +26,8 @@ from typing import Any
 import msgpack
 
 from .errors import CorruptLog, LimitExceeded, UsageError
-from .normalize import BUILTIN_RULES, DEFAULT_RULES, Numbering, RuleSet, normalize_text
+from .normalize import BUILTIN_RULES, DEFAULT_RULES, Numbering, RuleSet, may_match, normalize_text
+from .object_state import instance_state
 
 # ext codes: stable forever within format 1.x (docs/FORMAT.md).
 EXT_TUPLE = 1
@@ -50,6 +51,14 @@ EXT_SURROGATE_STR = 18
 EXT_UNENCODABLE = 19
 EXT_INSTANCE = 20
 EXT_CUSTOM = 21
+EXT_OBJECT = 22
+
+# Objects recorded by their state (docs/FORMAT.md, "Objects"): objects nested inside
+# an object's state are written by state this many levels down, deeper ones by
+# identity; an outermost object whose state, written without normalization, would
+# take more than OBJECT_BUDGET bytes is written by identity alone.
+MAX_OBJECT_DEPTH = 3
+OBJECT_BUDGET = 4096
 
 # The first byte of every event frame: a fixarray of its 8 fields (docs/FORMAT.md).
 FRAME_HEAD = 0x98
@@ -199,6 +208,23 @@ class Instance:
 
 
 @dataclass(frozen=True, slots=True)
+class ObjectState:
+    """An object recorded by its state: its type, its instance number in the log, its attributes."""
+
+    type: str
+    number: int
+    fields: tuple[tuple[str, Any], ...]
+
+    def __repr__(self) -> str:
+        return self.show(repr)
+
+    def show(self, text: Callable[[Any], str]) -> str:
+        """This value's repr, with `text` writing each value inside it."""
+        inner = ", ".join(f"{name}={text(value)}" for name, value in self.fields)
+        return f"{_short(self.type)}#{self.number}({inner})"
+
+
+@dataclass(frozen=True, slots=True)
 class Pairs:
     """A map whose decoded keys cannot form a dict (unhashable): its items in order."""
 
@@ -234,6 +260,38 @@ def _short(qualified: str) -> str:
 
 def qualified_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Identities:
+    """The instance numbers of one log: the n-th distinct object of a type is `<Type#n>`.
+
+    Receivers of spied methods and objects recorded by value share these numbers, so one
+    object reads as one instance wherever it appears. Each object numbered is held until
+    the log is finished (`instances.clear()`), so its id cannot be reused by another
+    object within the log. `instances` maps id to `(object, Instance)`, `counts` a type
+    name to the numbers given (the C spies read and write both dicts as they are).
+    """
+
+    __slots__ = ("counts", "instances")
+
+    def __init__(self) -> None:
+        self.instances: dict[int, tuple[object, Instance]] = {}
+        self.counts: dict[str, int] = {}
+
+    def instance(self, obj: object, type_name: str | None = None, peek: bool = False) -> Instance:
+        """The `Instance` of `obj`, numbered on its first appearance (with `peek`: number 0 when new)."""
+        known = self.instances.get(id(obj))
+        if known is not None:
+            return known[1]
+        if type_name is None:
+            type_name = qualified_name(type(obj))
+        if peek:
+            return Instance(type_name, 0)
+        number = self.counts.get(type_name, 0) + 1
+        self.counts[type_name] = number
+        made = Instance(type_name, number)
+        self.instances[id(obj)] = (obj, made)
+        return made
 
 
 # ---------------------------------------------------------------------------
@@ -278,6 +336,11 @@ def register(cls: type, fn: Callable[[Any], Any]) -> None:
     _registry[cls] = fn
 
 
+def opaque(value: Any) -> Opaque:
+    """The repr-only form: `callpin.register(cls, callpin.opaque)` records values of `cls` by repr."""
+    return Opaque(qualified_name(type(value)), repr(value))
+
+
 def unregister(cls: type) -> None:
     """Remove a canonical form given with `register`."""
     _registry.pop(cls, None)
@@ -317,6 +380,8 @@ def canonical_form(obj: Any) -> Any:
         obj = obj.__wrapped__
         cls = type(obj)
     fn = _registered(cls)
+    if fn is opaque:
+        return opaque(obj)
     if fn is not None:
         return Custom(qualified_name(cls), fn(obj))
     if isinstance(obj, enum.Enum):
@@ -379,6 +444,19 @@ def canonical_form(obj: Any) -> Any:
         return Decimal(str(obj))
     if isinstance(obj, pathlib.PurePath):
         return pathlib.PurePosixPath(obj.as_posix())
+    if cls.__module__ != "builtins":
+        # Mappings and sequences of other libraries (UserDict, a case-insensitive dict of
+        # headers) read as their items; a UserString is a sequence of characters, and
+        # its state (`data`) says more. The checks ask of the type, never of the
+        # object's own `__class__`, which is its code to run (and may not be a type).
+        if issubclass(cls, Mapping):
+            return Custom(qualified_name(cls), dict(obj.items()))
+        if issubclass(cls, Sequence) and not issubclass(cls, UserString):
+            return Custom(qualified_name(cls), list(obj))
+        fields = instance_state(obj)
+        if fields is not None:
+            # Number 0: the encoder gives the object its number in the log.
+            return ObjectState(qualified_name(cls), 0, fields)
     return Opaque(qualified_name(cls), repr(obj))
 
 
@@ -531,6 +609,11 @@ class Encoder:
         self._rules_read: RuleSet | None = None
         self._normalizing = False
         self._builtin_text = False
+        self._redacting = False
+        # The instance numbers of this log's objects, shared with its receivers.
+        self.identities = Identities()
+        # How many object states enclose the value being written.
+        self._objects = 0
 
     # -- public --------------------------------------------------------------------
 
@@ -639,7 +722,21 @@ class Encoder:
                 data = str.__str__(key).encode("utf-8", "backslashreplace")
                 _pack_str_header(len(data), out)
                 out += data
-            self._field(item, out, 1)
+            self._keyword_field(key, item, out)
+
+    def _keyword_field(self, key: str, item: Any, out: bytearray) -> None:
+        """A keyword argument's value written on its own (redacted when its name says secret)."""
+        start = len(out)
+        try:
+            if self._secret_key(key):
+                self._secret(item, out, 1)
+                return
+        except Exception as exc:
+            exc.__traceback__ = None
+            del out[start:]
+            out += _LOST_RECURSION if type(exc) is RecursionError else _LOST_OTHER
+            return
+        self._field(item, out, 1)
 
     def _error_text(self, text: str, out: bytearray, *, reprs: bool) -> None:
         # A raise event must be written whatever the exception's message: one past the
@@ -683,6 +780,9 @@ class Encoder:
             self._stack.append(ident)
             try:
                 form = canonical_form(obj)
+                if type(form) is ObjectState:
+                    self._object(obj, form, out, depth)
+                    return
                 handler = _HANDLERS.get(type(form))
                 if handler is None:
                     raise TypeError(f"canonical form of {type(obj)!r} is {type(form)!r}")
@@ -696,6 +796,43 @@ class Encoder:
             del out[start:]
             reason = str(exc) if isinstance(exc, TooLarge) else type(exc).__name__
             self._unencodable(type(obj), reason, out)
+
+    def _object(self, obj: Any, form: ObjectState, out: bytearray, depth: int) -> None:
+        """An object by its state, numbered by its identity; by identity alone past the depth or the budget."""
+        instance = self.identities.instance(obj, form.type, peek=self._mode != _NORMAL)
+        if self._objects >= MAX_OBJECT_DEPTH:
+            self._instance(instance, out, depth)
+            return
+        state = ObjectState(form.type, instance.number, form.fields)
+        if self._objects == 0:
+            # Measured without normalization (nor numbering anything): the choice is
+            # the same whichever rules apply, so normalizing a log later gives the bytes
+            # recording with the rules gives.
+            measured = self._encode_in_mode(state, _RAW, depth)
+            if len(measured) > OBJECT_BUDGET:
+                self._instance(instance, out, depth)
+                return
+            if self._mode == _RAW:
+                out += measured
+                return
+        self._object_state(state, out, depth)
+
+    def _secret_key(self, key: Any) -> bool:
+        """True when the value under `key` (a map key, keyword, attribute or field name) is redacted."""
+        if self.rules is not self._rules_read:
+            self._read_rules(self.rules)
+        if not self._redacting or self._mode == _RAW or not isinstance(key, str):
+            return False
+        # A str subclass is asked as the text it holds: its own hash and comparisons never run.
+        return bool(self.rules.secret_key(str.__str__(key)))
+
+    def _secret(self, value: Any, out: bytearray, depth: int) -> None:
+        """A redacted value: `<secret:N>`, numbered by a str's text, anything else's bytes (None stays None)."""
+        if value is None:
+            out.append(0xC0)
+            return
+        key = value if type(value) is str else "\x00" + self._encode_in_mode(value, _RAW, depth).hex()
+        self._placeholder("secret", key, out)
 
     def _unencodable(self, cls: type, reason: str, out: bytearray) -> None:
         payload = bytearray(b"\x92")
@@ -744,11 +881,7 @@ class Encoder:
             self._read_rules(rules)
         # normalize_text returns a text untouched when only built-in rules apply and it
         # has no '-' (nor, in a repr, "0x"); that common case skips the call.
-        if (
-            self._normalizing
-            and self._mode != _RAW
-            and (not self._builtin_text or "-" in obj or (reprs and "0x" in obj))
-        ):
+        if self._normalizing and self._mode != _RAW and (not self._builtin_text or may_match(obj, rules, reprs)):
             obj = normalize_text(obj, rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE)
         try:
             data = obj.encode("utf-8")
@@ -770,6 +903,7 @@ class Encoder:
         self._rules_read = rules
         self._normalizing = bool(rules)
         self._builtin_text = bool(getattr(rules, "_builtin_only", False))
+        self._redacting = bool(getattr(rules, "key_rules", ()))
 
     def _check_size(self, size: int, cls: type) -> None:
         if size > MAX_STR:
@@ -777,7 +911,23 @@ class Encoder:
 
     def _bytes(self, obj: bytes, out: bytearray, depth: int) -> None:
         self._check_size(len(obj), bytes)
+        if obj and self.rules and self._mode != _RAW:
+            # Bytes that are UTF-8 text (a request body) get the text rules, and stay bytes.
+            try:
+                text = obj.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+            else:
+                obj = self._normalized_text(text)
         _pack_bin(obj, out)
+
+    def _normalized_text(self, text: str) -> bytes:
+        """The UTF-8 of `text` with the text rules applied, as `_str` writes it (without its header)."""
+        piece = bytearray()
+        self._str(text, piece)
+        head = piece[0]
+        start = 1 if head < 0xD9 else 2 if head == 0xD9 else 3 if head == 0xDA else 5
+        return bytes(piece[start:])
 
     def _list(self, obj: list[Any], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
@@ -808,7 +958,10 @@ class Encoder:
             _pack_map_header(len(obj), out)
             for key, item in obj.items():
                 self._value(key, out, depth + 1)
-                self._value(item, out, depth + 1)
+                if self._secret_key(key):
+                    self._secret(item, out, depth + 1)
+                else:
+                    self._value(item, out, depth + 1)
         finally:
             self._stack.pop()
 
@@ -930,8 +1083,17 @@ class Encoder:
         _pack_ext(EXT_DECIMAL, str(obj).replace("e", "E").encode("ascii"), out)
 
     def _path(self, obj: pathlib.PurePosixPath, out: bytearray, depth: int) -> None:
-        data = str(obj).encode("utf-8", "surrogatepass")
+        text = str(obj)
+        data = text.encode("utf-8", "surrogatepass")
         self._check_size(len(data), str)
+        if self.rules and self._mode != _RAW:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                pass  # lone surrogates: the path is written as it is
+            else:
+                # The text rules apply to a path too (a temporary folder's name becomes <tmp:N>).
+                data = self._normalized_text(text)
         _pack_ext(EXT_PATH, data, out)
 
     def _record(self, obj: Record, out: bytearray, depth: int) -> None:
@@ -944,9 +1106,33 @@ class Encoder:
             _pack_map_header(len(fields), payload)
             for name, value in fields:
                 self._plain_str(name, payload)
-                self._value(value, payload, depth + 1)
+                if self._secret_key(name):
+                    self._secret(value, payload, depth + 1)
+                else:
+                    self._value(value, payload, depth + 1)
             _pack_ext(EXT_RECORD, payload, out)
         finally:
+            self._stack.pop()
+
+    def _object_state(self, obj: ObjectState, out: bytearray, depth: int) -> None:
+        if not self._enter(obj, out):
+            return
+        self._objects += 1
+        try:
+            payload = bytearray(b"\x93")
+            self._plain_str(obj.type, payload)
+            _pack_field_int(obj.number, payload)
+            fields = tuple(obj.fields)
+            _pack_map_header(len(fields), payload)
+            for name, value in fields:
+                self._plain_str(name, payload)
+                if self._secret_key(name):
+                    self._secret(value, payload, depth + 1)
+                else:
+                    self._value(value, payload, depth + 1)
+            _pack_ext(EXT_OBJECT, payload, out)
+        finally:
+            self._objects -= 1
             self._stack.pop()
 
     def _custom(self, obj: Custom, out: bytearray, depth: int) -> None:
@@ -998,7 +1184,10 @@ class Encoder:
         _pack_map_header(len(items), out)
         for key, value in items:
             self._value(key, out, depth + 1)
-            self._value(value, out, depth + 1)
+            if self._secret_key(key):
+                self._secret(value, out, depth + 1)
+            else:
+                self._value(value, out, depth + 1)
 
     def _set_items(self, obj: SetItems, out: bytearray, depth: int) -> None:
         payload = bytearray()
@@ -1019,6 +1208,7 @@ class TooLarge(Exception):
 
 _INERT_TYPES = (
     Record,
+    ObjectState,
     Custom,
     EnumValue,
     ExceptionValue,
@@ -1031,7 +1221,7 @@ _INERT_TYPES = (
     SetItems,
 )
 
-_NESTING = frozenset({list, dict, tuple, set, frozenset, Record, Custom, ExceptionValue, Pairs, SetItems})
+_NESTING = frozenset({list, dict, tuple, set, frozenset, Record, ObjectState, Custom, ExceptionValue, Pairs, SetItems})
 
 _HANDLERS: dict[type, Callable[[Encoder, Any, bytearray, int], None]] = {
     type(None): Encoder._none,
@@ -1053,6 +1243,7 @@ _HANDLERS: dict[type, Callable[[Encoder, Any, bytearray, int], None]] = {
     Decimal: Encoder._decimal,
     pathlib.PurePosixPath: Encoder._path,
     Record: Encoder._record,
+    ObjectState: Encoder._object_state,
     Custom: Encoder._custom,
     EnumValue: Encoder._enum,
     ExceptionValue: Encoder._exception,
@@ -1091,6 +1282,8 @@ SPEEDUPS_INTERFACE: Mapping[str, object] = MappingProxyType(
         "time": _dt.time,
         "timedelta": _dt.timedelta,
         "Record": Record,
+        "ObjectState": ObjectState,
+        "Identities": Identities,
         "Custom": Custom,
         "EnumValue": EnumValue,
         "ExceptionValue": ExceptionValue,
@@ -1106,6 +1299,7 @@ SPEEDUPS_INTERFACE: Mapping[str, object] = MappingProxyType(
         "qualified_name": qualified_name,
         "normalize_text": normalize_text,
         "limits": limits,
+        "object_limits": (MAX_OBJECT_DEPTH, OBJECT_BUDGET),
         "DEFAULT_RULES": DEFAULT_RULES,
         "Numbering": Numbering,
         "BUILTIN_RULES": tuple(BUILTIN_RULES.values()),
@@ -1210,6 +1404,12 @@ class Decoder:
             if not all(isinstance(name, str) for name, _ in pairs):
                 raise CorruptLog(self.path, "malformed record")
             return Record(type_name, tuple(pairs))
+        if code == EXT_OBJECT:
+            type_name, number, fields = self._parts(data, 3, str, int, (dict, Pairs))
+            pairs = fields.items if isinstance(fields, Pairs) else tuple(fields.items())
+            if not all(isinstance(name, str) for name, _ in pairs):
+                raise CorruptLog(self.path, "malformed object state")
+            return ObjectState(type_name, number, tuple(pairs))
         if code == EXT_CUSTOM:
             type_name, value = self._parts(data, 2, str, object)
             return Custom(type_name, value)

@@ -88,10 +88,12 @@ def _strip(value: Any, steps: tuple[str | int, ...]) -> Any:
         if not rest:
             return {key: item for key, item in value.items() if key != step}
         return {key: _strip(item, rest) if key == step else item for key, item in value.items()}
-    if isinstance(value, codec.Record):
+    if isinstance(value, (codec.Record, codec.ObjectState)):
         kept = tuple(
             (name, _strip(item, rest) if name == step else item) for name, item in value.fields if rest or name != step
         )
+        if isinstance(value, codec.ObjectState):
+            return codec.ObjectState(value.type, value.number, kept)
         return codec.Record(value.type, kept)
     if isinstance(value, (list, tuple)) and isinstance(step, int) and -len(value) <= step < len(value):
         items = list(value)
@@ -176,6 +178,11 @@ def _walk(
                 canonical,
                 out,
             )
+    elif isinstance(old, codec.ObjectState) and isinstance(new, codec.ObjectState) and old.type == new.type:
+        # One object or another: the number is the identity, the fields its state.
+        if old.number != new.number:
+            out.append(FieldChange(path, codec.Instance(old.type, old.number), codec.Instance(new.type, new.number)))
+        _walk(path, codec.Record(old.type, old.fields), codec.Record(new.type, new.fields), canonical, out)
     elif isinstance(old, codec.Record) and isinstance(new, codec.Record) and old.type == new.type:
         # Object state gains and loses attributes: a field on one side only is absent on the other.
         before, after = dict(old.fields), dict(new.fields)

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .codec import Instance, qualified_name
+from .codec import Instance
 from .event import KIND_CODES
 
 _CALL = KIND_CODES["call"]
@@ -103,8 +103,9 @@ class Journal:
         self.open = False
         self.threads = 0
         self.thread = threading.local()
-        self.instances: dict[int, tuple[object, Instance]] = {}
-        self.instance_counts: dict[str, int] = {}
+        # The encoder's identities: a receiver and the same object passed by value share a number.
+        self.instances: dict[int, tuple[object, Instance]] = encoder.identities.instances
+        self.instance_counts: dict[str, int] = encoder.identities.counts
         self.depth: contextvars.ContextVar[int] = contextvars.ContextVar(f"callpin-depth-{id(self):x}", default=0)
         self.record_raise = record_raise
 
@@ -169,16 +170,7 @@ class Journal:
 
     def instance(self, receiver: object) -> Instance:
         """The receiver's `Instance`: its type's name and its number among that type's receivers."""
-        known = self.instances.get(id(receiver))
-        if known is not None:
-            return known[1]
-        type_name = qualified_name(type(receiver))
-        number = self.instance_counts.get(type_name, 0) + 1
-        self.instance_counts[type_name] = number
-        instance = Instance(type_name, number)
-        # Holding the receiver keeps its id from being reused by another object
-        # while this log is being recorded.
-        self.instances[id(receiver)] = (receiver, instance)
+        instance: Instance = self.encoder.identities.instance(receiver)
         return instance
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +23,41 @@ TIMESTAMP_PATTERN = (
     r"(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}|[+-][0-9]{4})?(?![0-9])"
 )
 ADDRESS_PATTERN = r"(?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z])"
+# The credentials of a URL (`https://user:password@host`): what lies between "://" and
+# an "@" with no '/', '?', '#' or white space in between. Scanned by normalize_text
+# under both implementations (the C encoder hands it a text with an '@').
+URL_CREDENTIALS_PATTERN = r"(?<=://)[^\s/?#@]+(?=@)"
+# Names that say their value is a secret, searched in a name lower-cased after its
+# camelCase humps are split with '_' (`accessToken` is `access_token`). `userinfo` is
+# RFC 3986's name for a URL's credentials, under which a parsed URL keeps them (httpx),
+# out of reach of the URL-credentials pattern, which needs the "://".
+SECRET_NAME_PATTERN = (
+    r"(?<![a-z0-9])(?:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_ ]?key|apikey"
+    r"|cookies?|credentials?|userinfo|private[-_ ]?key|access[-_ ]?key|session[-_ ]?id|signature)(?![a-z0-9])"
+)
+_SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
+
+
+def _temp_roots() -> tuple[str, ...]:
+    """The system temp folder as this process names it, and its real path (/tmp, /private/var/...)."""
+    roots: list[str] = []
+    for root in (tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())):
+        root = root.replace(os.sep, "/").rstrip("/")
+        if root and root not in roots:
+            roots.append(root)
+    return tuple(sorted(roots, key=len, reverse=True))
+
+
+# The entries of the system temp folder (`tempfile.mkdtemp()` names), and pytest's
+# per-test folders under its basetemp (`pytest-of-USER/pytest-N/test_name0`): the part of
+# a path that changes from run to run. Read once, when callpin is imported.
+TMP_ROOTS = _temp_roots()
+TMP_PATTERN = (
+    r"(?<![\w.~/-])(?:"
+    + "|".join(re.escape(root) for root in TMP_ROOTS)
+    + r")/(?:pytest-of-[^/\s]+/pytest-(?:[0-9]+|current)/)?[^/\s'\"<>:;,|]+"
+)
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 _PLACEHOLDER_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
@@ -33,11 +70,16 @@ class Rule:
     placeholder: str
     pattern: str
     builtin: bool = False
+    # "text": the pattern is searched in strings; "keys": it is searched (ignoring
+    # case) in the names of map keys, keyword arguments, fields and attributes, and
+    # the values under the names it matches are redacted.
+    kind: str = "text"
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        flags = re.ASCII if self.builtin else re.IGNORECASE if self.kind == "keys" else 0
         try:
-            compiled = re.compile(self.pattern, re.ASCII if self.builtin else 0)
+            compiled = re.compile(self.pattern, flags)
         except re.error as exc:
             raise UsageError(f"rule {self.name!r}: invalid regular expression: {exc}") from None
         object.__setattr__(self, "compiled", compiled)
@@ -54,18 +96,42 @@ class Rule:
 UUID = Rule("uuid", "uuid", UUID_PATTERN, builtin=True)
 TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True)
 ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True)
-BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS)}
+# `redact` is both kinds: URL credentials in strings, and the values of secret names.
+REDACT = Rule("redact", "secret", URL_CREDENTIALS_PATTERN, builtin=True)
+TMP = Rule("tmp", "tmp", TMP_PATTERN, builtin=True)
+BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT, TMP)}
+_TAKEN = ("ts", "addr", "secret")
+
+
+def secret_name(name: str) -> bool:
+    """True when `name` says its value is a secret (the built-in `redact` rule's names)."""
+    return _SECRET_NAME.search(_HUMP.sub("_", name).lower()) is not None
 
 
 def rule(regex: str, name: str) -> Rule:
     """A user rule: every match of `regex` inside a string becomes `<name:N>`."""
     if not _PLACEHOLDER_NAME.fullmatch(name):
         raise UsageError(f"rule name {name!r} must match [a-z][a-z0-9_]{{0,31}}")
-    if name in BUILTIN_RULES or name in ("ts", "addr"):
+    if name in BUILTIN_RULES or name in _TAKEN:
         raise UsageError(f"rule name {name!r} is taken by a built-in rule")
     made = Rule(name, name, regex)
     if made.compiled.search("") is not None and made.compiled.fullmatch("") is not None:
         raise UsageError(f"rule {name!r}: the pattern matches the empty string")
+    return made
+
+
+def secret_keys(regex: str, name: str = "secret_keys") -> Rule:
+    """A user rule redacting, as `<secret:N>`, the values under names `regex` finds (ignoring case).
+
+    It adds to the built-in `redact` rule: `DEFAULT_RULES.with_rules([secret_keys(r"^x-internal-")])`.
+    """
+    if not _PLACEHOLDER_NAME.fullmatch(name):
+        raise UsageError(f"rule name {name!r} must match [a-z][a-z0-9_]{{0,31}}")
+    if name in BUILTIN_RULES or name in _TAKEN:
+        raise UsageError(f"rule name {name!r} is taken by a built-in rule")
+    made = Rule(name, "secret", regex, kind="keys")
+    if made.compiled.search("") is not None:
+        raise UsageError(f"rule {name!r}: the pattern matches every name")
     return made
 
 
@@ -79,13 +145,19 @@ class RuleSet:
                 raise UsageError(f"rule {one.name!r} given twice")
             seen.add(one.name)
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self.text_rules = tuple(r for r in self.rules if r.name != "address")
+        self.text_rules = tuple(r for r in self.rules if r.name != "address" and r.kind == "text")
+        self.key_rules = tuple(r for r in self.rules if r.kind == "keys" or r is REDACT)
         self.address: Rule | None = BUILTIN_RULES["address"] if "address" in seen else None
         self.uuid = "uuid" in seen
         self.timestamp = "timestamp" in seen
+        self.redact = "redact" in seen
+        # The texts a `tmp` rule looks for: a string holding none of them skips the scan.
+        self.tmp_prefixes: tuple[str, ...] = TMP_ROOTS if "tmp" in seen else ()
         self.user_rules = tuple(r for r in self.rules if not r.builtin)
-        # Both built-in text rules need a '-', so a string without one skips the scan.
-        self._builtin_only = not self.user_rules
+        # The built-in uuid and timestamp rules need a '-', URL credentials an '@' and
+        # temporary paths the temp folder's name: a string with none of them skips the scan.
+        self._builtin_only = not any(r.kind == "text" for r in self.user_rules)
+        self._secret_names: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -100,8 +172,50 @@ class RuleSet:
         return f"RuleSet({[r.name for r in self.rules]!r})"
 
     def describe(self) -> list[list[Any]]:
-        """The header form: `[name, None]` for built-ins, `[name, pattern]` for user rules."""
-        return [[r.name, None if r.builtin else r.pattern] for r in self.rules]
+        """The header form: `[name, None]` built-in, `[name, pattern]` text rule, `[name, pattern, "keys"]` key rule."""
+        return [
+            [r.name, None] if r.builtin else [r.name, r.pattern, "keys"] if r.kind == "keys" else [r.name, r.pattern]
+            for r in self.rules
+        ]
+
+    def shown(self) -> str:
+        """The rules as `callpin show` and `stats` name them: built-ins by name, user rules with their pattern."""
+        return (
+            ", ".join(
+                r.name if r.builtin else f"{r.name}=keys:{r.pattern}" if r.kind == "keys" else f"{r.name}={r.pattern}"
+                for r in self.rules
+            )
+            or "none"
+        )
+
+    def patterns(self) -> list[dict[str, Any]]:
+        """Each rule's name, kind, whether it is built in, and its patterns (a built-in's as this process has it)."""
+        return [
+            {
+                "name": r.name,
+                "kind": "keys" if r.kind == "keys" else "text",
+                "builtin": r.builtin,
+                "pattern": r.pattern,
+                **({"keys": SECRET_NAME_PATTERN} if r is REDACT else {}),
+            }
+            for r in self.rules
+        ]
+
+    def secret_key(self, name: str) -> bool:
+        """True when the value under `name` is redacted by this set's `redact` or key rules."""
+        known = self._secret_names.get(name)
+        if known is None:
+            known = any(secret_name(name) if one is REDACT else one.compiled.search(name) for one in self.key_rules)
+            if len(self._secret_names) < 4096:
+                self._secret_names[name] = known
+        return known
+
+    def without(self, *names: str) -> RuleSet:
+        """This set without the rules named (`DEFAULT_RULES.without("redact")` records secrets as they are)."""
+        unknown = [n for n in names if all(r.name != n for r in self.rules)]
+        if unknown:
+            raise UsageError(f"no rule {unknown[0]!r} in {self!r}")
+        return RuleSet([r for r in self.rules if r.name not in names])
 
     @classmethod
     def from_description(cls, described: Any) -> RuleSet:
@@ -110,8 +224,15 @@ class RuleSet:
             raise UsageError("normalization rules must be a list")
         rules: list[Rule] = []
         for item in described:
-            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            if not (isinstance(item, list) and len(item) in (2, 3) and isinstance(item[0], str)):
                 raise UsageError(f"malformed normalization rule {item!r}")
+            if len(item) == 3:
+                if item[2] != "keys" or not isinstance(item[1], str):
+                    raise UsageError(f"malformed normalization rule {item!r}")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    rules.append(secret_keys(item[1], item[0]))
+                continue
             name, pattern = item
             if pattern is None:
                 if name not in BUILTIN_RULES:
@@ -138,10 +259,11 @@ class RuleSet:
         return cls([BUILTIN_RULES[n] for n in names])
 
     def with_rules(self, extra: list[Rule] | tuple[Rule, ...]) -> RuleSet:
+        """This set and the rules of `extra` after it: `DEFAULT_RULES.with_rules([rule(r"ord-\\d+", "order")])`."""
         return RuleSet(self.rules + tuple(extra))
 
 
-DEFAULT_RULES = RuleSet((UUID, TIMESTAMP, ADDRESS))
+DEFAULT_RULES = RuleSet((UUID, TIMESTAMP, ADDRESS, REDACT, TMP))
 NO_RULES = RuleSet(())
 
 
@@ -217,6 +339,16 @@ def _search(one: Rule, text: str, pos: int, length: int) -> re.Match[str] | None
     return found
 
 
+def may_match(text: str, rules: RuleSet, reprs: bool) -> bool:
+    """False when no built-in text rule of `rules` can match `text`: each needs a text it lacks."""
+    return (
+        "-" in text
+        or (reprs and "0x" in text)
+        or (rules.redact and "@" in text)
+        or any(prefix in text for prefix in rules.tmp_prefixes)
+    )
+
+
 def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bool = False, peek: bool = False) -> str:
     """Replace every match of the text rules (and, for reprs, `address`) with placeholders."""
     active = rules.text_rules
@@ -224,6 +356,6 @@ def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bo
         active = (*active, rules.address)
     if not active:
         return text
-    if rules._builtin_only and "-" not in text and not (reprs and "0x" in text):
+    if rules._builtin_only and not may_match(text, rules, reprs):
         return text
     return _scan(text, active, numbering, peek)

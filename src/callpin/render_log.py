@@ -23,8 +23,7 @@ def render_log(log: Log) -> str:
     Lines carry no index, so a line diff of two renderings aligns inserted and
     removed calls instead of renumbering everything after them.
     """
-    rules = ", ".join(one.name for one in log.rules.rules) or "none"
-    lines = [f"# callpin log: {counted(len(log), 'event')}, rules: {rules}"]
+    lines = [f"# callpin log: {counted(len(log), 'event')}, rules: {printable(log.rules.shown())}"]
     if log.meta:
         lines.append(f"# meta: {printable(value_text(log.meta))}")
     lines.extend(render_event(event) for event in log)
@@ -37,6 +36,7 @@ def render_log_json(log: Log) -> str:
         "count": len(log),
         "fingerprint": log.fingerprint,
         "rules": [one.name for one in log.rules.rules],
+        "rule_patterns": log.rules.patterns(),
         "meta": jsonable(log.meta),
         "events": [
             {

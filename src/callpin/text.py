@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .codec import Custom, ExceptionValue, Pairs, Record, SetItems
+from .codec import Custom, ExceptionValue, ObjectState, Pairs, Record, SetItems
 
 # Where value_text gives up on a value repr() cannot show: no writer nests values
 # deeper than codec.MAX_DEPTH, so only a hand-made log reaches this depth.
 SHOWN_DEPTH = 100
-_NESTING_INERT = (Record, Custom, ExceptionValue, Pairs, SetItems)
+_NESTING_INERT = (Record, ObjectState, Custom, ExceptionValue, Pairs, SetItems)
 _NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
 
 

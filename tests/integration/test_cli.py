@@ -591,3 +591,18 @@ def test_diff_reads_a_log_from_a_pipe(logs):
     assert done.returncode == 1, done.stderr
     assert "2 differences: 2 moved" in done.stdout
     assert done.stdout.startswith("old: /dev/fd/")
+
+
+def test_show_stats_and_json_headers_give_each_rules_pattern(tmp_path):
+    rules = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
+    path = write(tmp_path / "log.cpin", call("svc.a", "T-1"), rules=rules)
+    shown = run("show", path)
+    assert shown.stdout.splitlines()[0].endswith("rules: uuid, timestamp, address, redact, tmp, ticket=T-[0-9]+")
+    stats = run("stats", path).stdout.splitlines()
+    patterns = stats[stats.index("rule patterns:") + 1 : stats.index("kinds:")]
+    assert "  ticket     text: T-[0-9]+" in patterns
+    assert any(line.startswith("  uuid       text: (?<![0-9A-Za-z])[0-9A-Fa-f]{8}-") for line in patterns)
+    assert any(line.strip().startswith("keys: (?<![a-z0-9])(?:authorization|auth|") for line in patterns)
+    described = json.loads(run("show", "--format", "json", path).stdout)["rule_patterns"]
+    assert described[-1] == {"name": "ticket", "kind": "text", "builtin": False, "pattern": "T-[0-9]+"}
+    assert [one["name"] for one in described] == ["uuid", "timestamp", "address", "redact", "tmp", "ticket"]

@@ -118,8 +118,10 @@ def charge(*args, fail=False, **kwargs):
     encoder = _impl.Encoder()
     with callpin.record(spy="cp_leaks.charge", outcomes="all") as rec:
         frames = rec._journal.frames
+        numbered = rec._journal.instances
         loop(encoder, module.charge, fixed, 2_000)
         del frames[:]
+        numbered.clear()
         gc.collect()
         references = [sys.getrefcount(obj) for obj in watched]
         singletons_before = [sys.getrefcount(obj) for obj in singletons]
@@ -131,10 +133,16 @@ def charge(*args, fail=False, **kwargs):
             while done < count:
                 step = min(20_000, count - done)
                 loop(encoder, module.charge, fixed, step)
-                # The recording's own frames grow by design; only leaks must not.
+                # The recording's own frames grow by design, and so do the objects it has
+                # numbered (each held until the log is finished, so no id is reused in
+                # it: a fresh ReprRaises per call is a new one); only leaks must not.
                 del frames[:]
+                numbered.clear()
                 done += step
             encoder.numbering = type(encoder.numbering)()
+            # The encoder holds every object it numbered (a fresh Grower, and its class,
+            # each round) until its log is finished; finish it.
+            encoder.identities.instances.clear()
             gc.collect()
             grown = tracemalloc.get_traced_memory()[0] - baseline
         finally:

@@ -15,11 +15,11 @@ import pathlib
 import sys
 import uuid
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from callpin import codec
-from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule
+from callpin.normalize import DEFAULT_RULES, NO_RULES, TMP_ROOTS, RuleSet, rule
 
 HERE = Path(__file__).parent
 
@@ -41,6 +41,36 @@ Point = collections.namedtuple("Point", "x y")
 class Gateway:
     def __repr__(self) -> str:
         return "<Gateway object at 0x7f3a2c1b4d90>"
+
+
+# Recorded by its repr (the opaque vectors): registered so, as a user would.
+codec.register(Gateway, codec.opaque)
+
+
+class Request:
+    """A request-like object: recorded by its state (slots, then its __dict__)."""
+
+    __slots__ = ("__dict__", "method")
+
+    def __init__(self, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self.headers = {"Accept": "*/*"}
+
+
+class Chain:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+
+def _chain(levels: int) -> Chain:
+    value: Any = None
+    for _ in range(levels):
+        value = Chain(value)
+    return value
+
+
+_SHARED = Request("GET", "https://example.com/a")
 
 
 def _cycle() -> list[Any]:
@@ -128,6 +158,25 @@ CASES: dict[str, tuple[Any, RuleSet]] = {
     "timestamp-near-miss": ("2024-03-01 and 12024-03-01T09:30:00 and 2024-03-01T09:30", DEFAULT_RULES),
     "set-of-uuids": ({U1, U2}, DEFAULT_RULES),
     "user-rule": ("tickets T-17 and T-17, T-9", TICKETS),
+    "object-state": (Request("GET", "https://example.com/a"), NO_RULES),
+    "object-same-twice": ([_SHARED, {"again": _SHARED}, Request("POST", "https://example.com/b")], NO_RULES),
+    "object-past-budget": (Request("PUT", "x" * codec.OBJECT_BUDGET), NO_RULES),
+    "object-nested-past-depth": (_chain(codec.MAX_OBJECT_DEPTH + 2), NO_RULES),
+    "mapping-items": (collections.UserDict({"b": 1, "a": [2]}), NO_RULES),
+    "secret-values": (
+        {"Authorization": "Basic dTpw", "auth": ("u", "p"), "X-Api-Key": "Basic dTpw", "url": "https://u:p@host/x"},
+        DEFAULT_RULES,
+    ),
+    "bytes-utf8-normalized": (f"id={U1}&at=2024-03-01T09:30:00".encode(), DEFAULT_RULES),
+    "bytes-not-utf8-raw": (b"\xff" + str(U1).encode(), DEFAULT_RULES),
+    "tmp-paths": (
+        [
+            f"{TMP_ROOTS[0]}/tmpa1b2c3/out.json",
+            PurePosixPath(f"{TMP_ROOTS[0]}/tmpa1b2c3") / "in.csv",
+            f"{TMP_ROOTS[0]}/pytest-of-ci/pytest-7/test_renew0/x",
+        ],
+        DEFAULT_RULES,
+    ),
     "depth-limit": (None, NO_RULES),  # replaced below: nested one level past MAX_DEPTH
     "too-deep-marker": (None, NO_RULES),  # replaced below: a value past MAX_DEPTH
 }

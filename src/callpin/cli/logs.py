@@ -19,7 +19,7 @@ from ..render_html import render_html, render_log_html
 from ..render_log import render_log, render_log_json
 from ..renormalize import extended, parse_rules
 from ..renormalize import frames as renormalized_frames
-from ..text import counted
+from ..text import counted, printable
 from .app import (
     EXIT_DIFFERENT,
     EXIT_ERROR,
@@ -169,13 +169,20 @@ def stats_command(log: str) -> int:
         labels[event.label] += 1
         kinds[event.kind] += 1
         threads[event.thread] += 1
-    rules = ", ".join(one.name for one in loaded.rules.rules) or "none"
     lines = [
         f"log: {log}",
         f"events: {len(loaded)}",
         f"fingerprint: {loaded.fingerprint}",
-        f"rules: {rules}",
+        f"rules: {', '.join(one.name for one in loaded.rules.rules) or 'none'}",
     ]
+    if loaded.rules.rules:
+        lines.append("rule patterns:")
+        width = max(len(one.name) for one in loaded.rules.rules)
+        for one in loaded.rules.patterns():
+            kind = "keys" if one["kind"] == "keys" else "text"
+            lines.append(printable(f"  {one['name']:<{width}}  {kind}: {one['pattern']}"))
+            if "keys" in one:
+                lines.append(printable(f"  {'':<{width}}  keys: {one['keys']}"))
     for title, table in (
         ("kinds", sorted(kinds.items())),
         ("threads", [(str(thread), n) for thread, n in sorted(threads.items())]),
@@ -221,8 +228,8 @@ def verify_command(logs: tuple[str, ...]) -> int:
     "rules",
     multiple=True,
     metavar="NAME[=REGEX]",
-    help="A built-in rule (uuid, timestamp, address) or a user rule NAME=REGEX; "
-    "repeatable. Default: uuid, timestamp and address.",
+    help="A built-in rule (uuid, timestamp, address, redact, tmp) or a user rule NAME=REGEX; "
+    "repeatable. Default: the built-in rules.",
 )
 def normalize_command(source: str, target: str, rules: tuple[str, ...]) -> int:
     """Re-normalize log IN into OUT; the bytes are those normalizing at record time gives.

@@ -1,0 +1,186 @@
+"""Values that mean something, on requests and httpx: real third-party objects as arguments.
+
+The project pins `requests.adapters.HTTPAdapter.send` (a `PreparedRequest` against a local
+server) and `httpx.MockTransport.handle_request` (an `httpx.Request`, its `URL` and
+`Headers`). For each library: probe prints `VOLATILE: none`; the C and pure-Python
+recorders write the same bytes; the median encoded event against the same capture
+recorded by callpin before objects were recorded by their state (`BEFORE`, run from its
+own source with the pure-Python codec) stays within 2x; a one-field change of the real
+argument is one changed op naming that field by its path; and neither the bearer token,
+the basic-auth password nor the credentials in httpx's base URL reach a log, in any form.
+A whole `requests.Response` marked is unstable (its pool's port, `elapsed`); the same
+mark through a registered form is not.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from event_sizes import BEFORE, callpin_before, frame_sizes  # noqa: E402
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+CALLPIN = [sys.executable, "-m", "callpin"]
+AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+
+# One per library: its test file, its baseline, the one-field edit made to client.py, the
+# path the diff must name, and where `callpin show` must print the credentials' placeholders.
+LIBRARIES = {
+    "requests": (
+        "tests/test_requests.py",
+        "baselines/tests/test_requests/test_fetch_stock_pins_the_adapter_call.cpin",
+        ('f"{base_url}/stock/{sku}"', 'f"{base_url}/inventory/{sku}"'),
+        "args[1].url",
+        ("'Authorization': <secret:1>",),
+    ),
+    "httpx": (
+        "tests/test_httpx.py",
+        "baselines/tests/test_httpx/test_quote_pins_the_transport_call.cpin",
+        ('{"X-Channel": "web"}', '{"X-Channel": "app"}'),
+        "args[1].headers['x-channel']",
+        ("userinfo=<secret:1>", "'authorization': <secret:2>"),
+    ),
+}
+SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"), b"letmein")
+
+
+def environment(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k.upper() not in AMBIENT and k != "CALLPIN_PURE_PYTHON"}
+    env.pop("CI", None)
+    env.update(extra)
+    return env
+
+
+def copy_project(folder: Path, name: str) -> Path:
+    project = folder / name
+    shutil.copytree(HERE / "project", project)
+    return project
+
+
+def record(project: Path, env: dict[str, str], mode: str = "new") -> int:
+    done = subprocess.run(
+        [*PYTEST, "tests", f"--callpin-mode={mode}"], cwd=project, env=env, capture_output=True, check=False
+    )
+    return done.returncode
+
+
+def probe(project: Path, tests: str, *options: str) -> tuple[str, str]:
+    """The VOLATILE line and what probe printed on stdout."""
+    done = subprocess.run(
+        [*CALLPIN, "probe", "--jobs", "2", *options, "--", *PYTEST, tests],
+        cwd=project,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stderr.strip().splitlines()[-1], done.stdout
+
+
+def main() -> int:
+    checks: list[tuple[str, bool]] = []
+    with tempfile.TemporaryDirectory(prefix="callpin-realworld-values-") as name:
+        folder = Path(name)
+        project = copy_project(folder, "project")
+        checks.append(("the pinned tests pass and write their baselines", record(project, environment()) == 0))
+
+        pure = copy_project(folder, "pure")
+        checks.append(("the pure-Python recorder passes too", record(pure, environment(CALLPIN_PURE_PYTHON="1")) == 0))
+
+        before = copy_project(folder, "before")
+        source = callpin_before(folder)
+        made = record(before, environment(CALLPIN_PURE_PYTHON="1", PYTHONPATH=str(source)))
+        checks.append((f"callpin at {BEFORE[:7]} records the same tests", made == 0))
+
+        changed = copy_project(folder, "changed")
+        record(changed, environment())
+        client = changed / "client.py"
+        text = client.read_text(encoding="utf-8")
+        for _, _, (old, new), _, _ in LIBRARIES.values():
+            text = text.replace(old, new)
+        client.write_text(text, encoding="utf-8")
+        drifted = record(changed, environment(), mode="check")
+        checks.append(("the edited client drifts", drifted == 1))
+
+        for library, (tests, baseline, (old, new), field, placeholders) in LIBRARIES.items():
+            print(f"-- {library}")
+            verdict, _ = probe(project, tests)
+            print(f"probe {tests}: {verdict}")
+            checks.append((f"{library}: probe is volatile nowhere", verdict == "VOLATILE: none"))
+
+            same = (project / baseline).read_bytes() == (pure / baseline).read_bytes()
+            checks.append((f"{library}: the C and pure-Python recorders write the same bytes", same))
+
+            now, then = frame_sizes(project / baseline), frame_sizes(before / baseline)
+            median_now, median_then = statistics.median(now), statistics.median(then)
+            ratio = median_now / median_then
+            print(f"event sizes, bytes: {then} at {BEFORE[:7]}, {now} now")
+            print(f"median event: {median_then:g} -> {median_now:g} bytes, {ratio:.2f}x")
+            checks.append((f"{library}: the median event stays within 2x ({ratio:.2f}x)", ratio <= 2.0))
+
+            shown = subprocess.run(
+                [*CALLPIN, "diff", str(changed / baseline), f"{changed / baseline}.received"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            print(f"{old} -> {new}:")
+            print(shown.stdout, end="")
+            report = json.loads(
+                subprocess.run(
+                    [*CALLPIN, "diff", "--format", "json", str(changed / baseline), f"{changed / baseline}.received"],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                ).stdout
+            )
+            paths = [entry["path"] for op in report["ops"] for entry in op.get("fields", [])]
+            one = [op["op"] for op in report["ops"]] == ["changed"] and paths == [field]
+            checks.append((f"{library}: a one-field edit is one changed op at {field}", one))
+
+            shown = subprocess.run(
+                [*CALLPIN, "show", str(project / baseline)], capture_output=True, text=True, check=False
+            )
+            shows = all(placeholder in shown.stdout for placeholder in placeholders)
+            checks.append((f"{library}: the log shows {' and '.join(placeholders)}", shows))
+
+        print("-- a whole requests.Response marked, by its state and through a form")
+        verdict, out = probe(project, "tests/test_response.py", "--format", "json")
+        findings = json.loads(out)["findings"]
+        print(f"probe tests/test_response.py: {verdict}")
+        for finding in findings[:2]:
+            print(f"  {finding['signal']} under {finding['cell']}: {finding['detail'][:300]}")
+        logs = {Path(finding["log"]).stem for finding in findings}
+        fields = all("value.raw._pool.port" in f["detail"] and "value.elapsed" in f["detail"] for f in findings)
+        checks.append(
+            (
+                "the whole Response is unstable (its pool's port, elapsed), the form is not",
+                verdict == "VOLATILE: unstable"
+                and logs == {"test_the_whole_response_is_pinned_by_its_state"}
+                and fields,
+            )
+        )
+
+        written = [path for copy in (project, pure, changed) for path in copy.glob("baselines/**/*.cpin*")]
+        leaked = [str(path.relative_to(folder)) for path in written if any(s in path.read_bytes() for s in SECRETS)]
+        print(f"secrets looked for in {len(written)} logs; found in: {leaked or 'none'}")
+        checks.append(
+            ("no token, password, URL credential or basic-auth header reaches a log", len(written) == 16 and not leaked)
+        )
+    for name, held in checks:
+        print(f"{'held' if held else 'FAILED'}: {name}")
+    return 0 if all(held for _, held in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
