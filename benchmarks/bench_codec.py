@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import msgpack
@@ -25,7 +25,7 @@ import callpin
 from callpin import _impl, codec, logfile
 from callpin.normalize import DEFAULT_RULES
 
-ROUNDS = 7
+ROUNDS = int(os.environ.get("CALLPIN_BENCH_ROUNDS", "7"))
 CALLS = 20_000
 LOG_EVENTS = 1_000_000
 LOG_ROUNDS = 3
@@ -60,6 +60,78 @@ def heavy_events(count: int) -> list[Event]:
     return [(0, "billing.charge_batch", (payload, amounts), {}, None, None, 1, 0)] * count
 
 
+class Headers(Mapping[str, str]):
+    """A header mapping that is not a builtin (like requests' CaseInsensitiveDict): recorded as its items."""
+
+    def __init__(self, items: dict[str, str]) -> None:
+        self._store = {key.lower(): (key, value) for key, value in items.items()}
+
+    def __getitem__(self, key: str) -> str:
+        return self._store[key.lower()][1]
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key, _ in self._store.values())
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+
+class Request:
+    """A request-like object with no registered form: recorded by its type and its state."""
+
+    def __init__(self, url: str, body: bytes) -> None:
+        self.method = "POST"
+        self.url = url
+        self.headers = Headers(
+            {
+                "Accept": "application/json",
+                "Content-Type": "application/json",
+                "User-Agent": "shop/1.4",
+                "Idempotency-Key": str(uuid.uuid4()),
+                "Authorization": "Bearer sk_live_0123456789",
+            }
+        )
+        self.body = body
+
+
+class Point:
+    __slots__ = ("label", "x", "y")
+
+    def __init__(self, x: int, y: int, label: str) -> None:
+        self.x, self.y, self.label = x, y, label
+
+
+def object_events(count: int) -> list[Event]:
+    """send(<Request>): a fresh request-like object each (a __dict__ of 4, a Mapping of 5 headers, a UTF-8 body)."""
+    return [
+        (
+            0,
+            "http.send",
+            (Request(f"https://api.example/orders/{index}", b'{"order": "%s"}' % str(uuid.uuid4()).encode()),),
+            {},
+            None,
+            None,
+            1,
+            0,
+        )
+        for index in range(count)
+    ]
+
+
+def slots_events(count: int) -> list[Event]:
+    """plot(<Point>): a fresh three-slot object each."""
+    return [(0, "chart.plot", (Point(index, index * 2, "p"),), {}, None, None, 1, 0) for index in range(count)]
+
+
+def _state(value: Any) -> Any:
+    """msgpack's fallback for the objects above: what a hand-written packer would write."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if hasattr(value, "__dict__"):
+        return vars(value)
+    return [getattr(value, name) for name in value.__slots__]
+
+
 def callpin_encoder(encoder_class: Any) -> Candidate:
     def prepare(events: list[Event]) -> Callable[[], None]:
         encode_event = encoder_class(DEFAULT_RULES).encode_event
@@ -78,7 +150,7 @@ def plain_msgpack(events: list[Event]) -> Callable[[], None]:
 
     def run() -> None:
         for kind, label, args, kwargs, value, error, thread, depth in events:
-            packb([kind, label, list(args), kwargs, value, error, thread, depth])
+            packb([kind, label, list(args), kwargs, value, error, thread, depth], default=_state)
 
     return run
 
@@ -112,6 +184,8 @@ def encoding_table() -> list[str]:
     for label, make_events in (
         ("small (charge_card, fresh uuid4)", small_events),
         ("heavy (50-key dict, 100 ints)", heavy_events),
+        ("object state (request-like: 4 attributes, 5 headers, UTF-8 body)", object_events),
+        ("object state (3 slots)", slots_events),
     ):
         medians = interleaved(candidates, make_events)
         c = medians.get("callpin (C)")

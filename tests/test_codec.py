@@ -209,6 +209,63 @@ def test_a_type_registered_as_opaque_is_recorded_by_its_repr():
         unregister(Cents)
 
 
+def test_a_form_registered_after_the_type_was_recorded_applies_from_then_on():
+    state = ObjectState(f"{__name__}.Cents", 1, (("value", 150),))
+    assert decode(encode(Cents(150), NO_RULES)) == state
+    register(Cents, lambda c: c.value)
+    try:
+        assert decode(encode(Cents(150), NO_RULES)) == Custom(f"{__name__}.Cents", 150)
+    finally:
+        unregister(Cents)
+    assert decode(encode(Cents(150), NO_RULES)) == state
+
+
+def test_a_class_an_abc_registers_after_it_was_recorded_reads_as_that_abc():
+    from collections.abc import Mapping
+
+    class Settings:
+        def __init__(self) -> None:
+            self.items_ = {"a": 1}
+
+        def __getitem__(self, key: str) -> int:
+            return self.items_[key]
+
+        def __iter__(self) -> Any:
+            return iter(self.items_)
+
+        def __len__(self) -> int:
+            return 1
+
+        def items(self) -> Any:
+            return self.items_.items()
+
+    name = f"{__name__}.{Settings.__qualname__}"
+    assert decode(encode(Settings(), NO_RULES)) == ObjectState(name, 1, (("items_", {"a": 1}),))
+    Mapping.register(Settings)
+    assert decode(encode(Settings(), NO_RULES)) == Custom(name, {"a": 1})
+
+
+class ClaimsToBeADict:
+    """A proxy-like object whose `__class__` says dict: isinstance() believes it, so the encoder does."""
+
+    def __init__(self, wrapped: dict[str, int]) -> None:
+        self.wrapped = wrapped
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return dict
+
+    def items(self) -> Any:
+        return self.wrapped.items()
+
+
+def test_an_object_whose_class_claims_another_type_is_asked_every_time():
+    plain = type("Plain", (), {})
+    for _ in range(2):  # the second time a form of its type is known
+        assert decode(encode(ClaimsToBeADict({"a": 1}), NO_RULES)) == {"a": 1}
+    assert decode(encode(plain(), NO_RULES)) == ObjectState(f"{__name__}.Plain", 1, ())
+
+
 def test_native_types_cannot_be_registered():
     with pytest.raises(UsageError):
         register(dict, lambda d: 1)

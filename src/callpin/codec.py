@@ -9,6 +9,7 @@ returns plain values plus the small frozen value types defined here.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import datetime as _dt
 import enum
@@ -16,6 +17,7 @@ import pathlib
 import re
 import struct
 import uuid as _uuid
+import weakref
 from collections import Counter, UserString
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -334,6 +336,7 @@ def register(cls: type, fn: Callable[[Any], Any]) -> None:
     if not callable(fn):
         raise UsageError(f"register() needs a callable, got {fn!r}")
     _registry[cls] = fn
+    _forms.clear()
 
 
 def opaque(value: Any) -> Opaque:
@@ -344,6 +347,7 @@ def opaque(value: Any) -> Opaque:
 def unregister(cls: type) -> None:
     """Remove a canonical form given with `register`."""
     _registry.pop(cls, None)
+    _forms.clear()
 
 
 def _registered(cls: type) -> Callable[[Any], Any] | None:
@@ -379,49 +383,49 @@ def canonical_form(obj: Any) -> Any:
     while cls in _TRANSPARENT:
         obj = obj.__wrapped__
         cls = type(obj)
-    fn = _registered(cls)
-    if fn is opaque:
-        return opaque(obj)
-    if fn is not None:
-        return Custom(qualified_name(cls), fn(obj))
-    if isinstance(obj, enum.Enum):
-        return EnumValue(qualified_name(cls), str(obj._name_))
-    if isinstance(obj, BaseException):
-        return ExceptionValue(qualified_name(cls), tuple(obj.args))
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return Record(
-            qualified_name(cls),
-            tuple((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)),
-        )
-    attrs_fields = getattr(cls, "__attrs_attrs__", None)
-    if attrs_fields is not None and not isinstance(obj, type):
-        return Record(qualified_name(cls), tuple((a.name, getattr(obj, a.name)) for a in attrs_fields))
-    if isinstance(obj, tuple):
-        names = getattr(cls, "_fields", None)
-        if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
-            return Record(qualified_name(cls), tuple(zip(names, tuple.__iter__(obj), strict=False)))
-        return tuple(tuple.__iter__(obj))
-    if isinstance(obj, bool):
-        return bool(obj)
-    if isinstance(obj, int):
-        return int.__int__(obj)
-    if isinstance(obj, float):
-        return float.__float__(obj)
-    if isinstance(obj, str):
-        return str.__str__(obj)
-    if isinstance(obj, (bytes, bytearray, memoryview)):
-        return bytes(obj)
-    if isinstance(obj, list):
-        return list(list.__iter__(obj))
-    if isinstance(obj, dict):
-        # A subclass's own items() keeps its order (OrderedDict.move_to_end).
-        return dict(obj.items())
-    if isinstance(obj, frozenset):
-        return frozenset(frozenset.__iter__(obj))
-    if isinstance(obj, set):
-        return set(set.__iter__(obj))
-    if isinstance(obj, _dt.datetime):
-        return _dt.datetime(
+    try:
+        claimed = obj.__class__
+    except AttributeError:  # isinstance() too takes the type alone then
+        claimed = cls
+    if claimed is not cls:
+        # An object that says it is of another class (a proxy, a mock with a spec) is
+        # asked as isinstance() asks it, every time: what it claims is its own code.
+        return _form_of(cls, lambda kinds: isinstance(obj, kinds))(obj)
+    global _forms_token
+    token = abc.get_cache_token()
+    if token != _forms_token:
+        _forms.clear()  # an ABC registered a class since: issubclass() may answer otherwise
+        _forms_token = token
+    form = _forms.get(cls)
+    if form is None:
+        form = _form_of(cls, lambda kinds: issubclass(cls, kinds))
+        if len(_forms) < _FORMS_KEPT:
+            _forms[cls] = form
+    return form(obj)
+
+
+# The form of each class seen, which depends on its class alone when the object's
+# `__class__` is its type: deciding it takes some twenty checks, reading it one lookup.
+# Held weakly (a class made at run time must not be kept alive by being recorded) and
+# cleared when a form is registered or an ABC registers a class.
+_forms: weakref.WeakKeyDictionary[type, Callable[[Any], Any]] = weakref.WeakKeyDictionary()
+_forms_token: object = None
+_FORMS_KEPT = 4096
+
+_BUILTIN_VALUES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Any]], ...] = (
+    (bool, bool),
+    (int, int.__int__),
+    (float, float.__float__),
+    (str, str.__str__),
+    ((bytes, bytearray, memoryview), bytes),
+    (list, lambda obj: list(list.__iter__(obj))),
+    # A subclass's own items() keeps its order (OrderedDict.move_to_end).
+    (dict, lambda obj: dict(obj.items())),
+    (frozenset, lambda obj: frozenset(frozenset.__iter__(obj))),
+    (set, lambda obj: set(set.__iter__(obj))),
+    (
+        _dt.datetime,
+        lambda obj: _dt.datetime(
             obj.year,
             obj.month,
             obj.day,
@@ -431,33 +435,66 @@ def canonical_form(obj: Any) -> Any:
             obj.microsecond,
             obj.tzinfo,
             fold=obj.fold,
+        ),
+    ),
+    (_dt.date, lambda obj: _dt.date(obj.year, obj.month, obj.day)),
+    (_dt.time, lambda obj: _dt.time(obj.hour, obj.minute, obj.second, obj.microsecond, obj.tzinfo, fold=obj.fold)),
+    (_dt.timedelta, lambda obj: _dt.timedelta(obj.days, obj.seconds, obj.microseconds)),
+    (_uuid.UUID, lambda obj: _uuid.UUID(int=obj.int)),
+    (Decimal, lambda obj: Decimal(str(obj))),
+    (pathlib.PurePath, lambda obj: pathlib.PurePosixPath(obj.as_posix())),
+)
+
+
+def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
+    """How values of `cls` are written; `is_a(kinds)` says whether such a value is one of `kinds`."""
+    fn = _registered(cls)
+    if fn is opaque:
+        return opaque
+    if fn is not None:
+        return lambda obj: Custom(qualified_name(cls), fn(obj))
+    if is_a(enum.Enum):
+        return lambda obj: EnumValue(qualified_name(cls), str(obj._name_))
+    if is_a(BaseException):
+        return lambda obj: ExceptionValue(qualified_name(cls), tuple(obj.args))
+    if dataclasses.is_dataclass(cls) and not is_a(type):
+        return lambda obj: Record(
+            qualified_name(cls), tuple((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj))
         )
-    if isinstance(obj, _dt.date):
-        return _dt.date(obj.year, obj.month, obj.day)
-    if isinstance(obj, _dt.time):
-        return _dt.time(obj.hour, obj.minute, obj.second, obj.microsecond, obj.tzinfo, fold=obj.fold)
-    if isinstance(obj, _dt.timedelta):
-        return _dt.timedelta(obj.days, obj.seconds, obj.microseconds)
-    if isinstance(obj, _uuid.UUID):
-        return _uuid.UUID(int=obj.int)
-    if isinstance(obj, Decimal):
-        return Decimal(str(obj))
-    if isinstance(obj, pathlib.PurePath):
-        return pathlib.PurePosixPath(obj.as_posix())
+    attrs_fields = getattr(cls, "__attrs_attrs__", None)
+    if attrs_fields is not None and not is_a(type):
+        return lambda obj: Record(qualified_name(cls), tuple((a.name, getattr(obj, a.name)) for a in attrs_fields))
+    if is_a(tuple):
+        names = getattr(cls, "_fields", None)
+        if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
+            return lambda obj: Record(qualified_name(cls), tuple(zip(names, tuple.__iter__(obj), strict=False)))
+        return lambda obj: tuple(tuple.__iter__(obj))
+    for kinds, convert in _BUILTIN_VALUES:
+        if is_a(kinds):
+            return convert
     if cls.__module__ != "builtins":
         # Mappings and sequences of other libraries (UserDict, a case-insensitive dict of
         # headers) read as their items; a UserString is a sequence of characters, and
         # its state (`data`) says more. The checks ask of the type, never of the
         # object's own `__class__`, which is its code to run (and may not be a type).
         if issubclass(cls, Mapping):
-            return Custom(qualified_name(cls), dict(obj.items()))
+            return lambda obj: Custom(qualified_name(cls), dict(obj.items()))
         if issubclass(cls, Sequence) and not issubclass(cls, UserString):
-            return Custom(qualified_name(cls), list(obj))
-        fields = instance_state(obj)
-        if fields is not None:
-            # Number 0: the encoder gives the object its number in the log.
-            return ObjectState(qualified_name(cls), 0, fields)
-    return Opaque(qualified_name(cls), repr(obj))
+            return lambda obj: Custom(qualified_name(cls), list(obj))
+        return _by_state
+    return _by_repr
+
+
+def _by_state(obj: Any) -> Any:
+    fields = instance_state(obj)
+    if fields is None:
+        return _by_repr(obj)
+    # Number 0: the encoder gives the object its number in the log.
+    return ObjectState(qualified_name(type(obj)), 0, fields)
+
+
+def _by_repr(obj: Any) -> Opaque:
+    return Opaque(qualified_name(type(obj)), repr(obj))
 
 
 # ---------------------------------------------------------------------------

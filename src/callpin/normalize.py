@@ -205,7 +205,14 @@ class RuleSet:
         """True when the value under `name` is redacted by this set's `redact` or key rules."""
         known = self._secret_names.get(name)
         if known is None:
-            known = any(secret_name(name) if one is REDACT else one.compiled.search(name) for one in self.key_rules)
+            # A loop, not any() over a generator: the C encoder calls this from inside a
+            # recorded call, where making a function object on a failed allocation crashes
+            # CPython 3.12 and 3.13 (the memory-error test of a recorded call).
+            known = False
+            for one in self.key_rules:
+                if secret_name(name) if one is REDACT else one.compiled.search(name) is not None:
+                    known = True
+                    break
             if len(self._secret_names) < 4096:
                 self._secret_names[name] = known
         return known
