@@ -266,6 +266,38 @@ def test_an_object_whose_class_claims_another_type_is_asked_every_time():
     assert decode(encode(plain(), NO_RULES)) == ObjectState(f"{__name__}.Plain", 1, ())
 
 
+@pytest.mark.parametrize("kind", ["namedtuple", "dataclass", "exception", "mapping"])
+def test_a_class_made_at_run_time_is_not_kept_alive_by_its_form(kind):
+    import collections
+    import gc
+    import weakref
+    from collections.abc import Mapping
+
+    def made() -> tuple[type, Any]:
+        if kind == "namedtuple":
+            cls: type = collections.namedtuple("Pair", "a b")
+            return cls, cls(1, 2)
+        if kind == "dataclass":
+            cls = dataclasses.make_dataclass("Row", ["a"])
+            return cls, cls(1)
+        if kind == "exception":
+            cls = type("Failed", (Exception,), {})
+            return cls, cls("no")
+        cls = type(
+            "Items",
+            (Mapping,),
+            {"__getitem__": lambda self, k: 1, "__iter__": lambda self: iter("a"), "__len__": lambda self: 1},
+        )
+        return cls, cls()
+
+    cls, value = made()
+    assert decode(encode(value, NO_RULES)) != repr(value)
+    gone = weakref.ref(cls)
+    del cls, value
+    gc.collect()
+    assert gone() is None
+
+
 def test_native_types_cannot_be_registered():
     with pytest.raises(UsageError):
         register(dict, lambda d: 1)

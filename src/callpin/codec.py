@@ -447,27 +447,33 @@ _BUILTIN_VALUES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Any]], ...
 
 
 def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
-    """How values of `cls` are written; `is_a(kinds)` says whether such a value is one of `kinds`."""
+    """How values of `cls` are written; `is_a(kinds)` says whether such a value is one of `kinds`.
+
+    What it returns must not refer to `cls` (it is kept in `_forms`, which holds its
+    classes weakly): it names the type of the value it is given.
+    """
     fn = _registered(cls)
     if fn is opaque:
         return opaque
     if fn is not None:
-        return lambda obj: Custom(qualified_name(cls), fn(obj))
+        return lambda obj: Custom(qualified_name(type(obj)), fn(obj))
     if is_a(enum.Enum):
-        return lambda obj: EnumValue(qualified_name(cls), str(obj._name_))
+        return lambda obj: EnumValue(qualified_name(type(obj)), str(obj._name_))
     if is_a(BaseException):
-        return lambda obj: ExceptionValue(qualified_name(cls), tuple(obj.args))
+        return lambda obj: ExceptionValue(qualified_name(type(obj)), tuple(obj.args))
     if dataclasses.is_dataclass(cls) and not is_a(type):
         return lambda obj: Record(
-            qualified_name(cls), tuple((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj))
+            qualified_name(type(obj)), tuple((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj))
         )
     attrs_fields = getattr(cls, "__attrs_attrs__", None)
     if attrs_fields is not None and not is_a(type):
-        return lambda obj: Record(qualified_name(cls), tuple((a.name, getattr(obj, a.name)) for a in attrs_fields))
+        return lambda obj: Record(
+            qualified_name(type(obj)), tuple((a.name, getattr(obj, a.name)) for a in attrs_fields)
+        )
     if is_a(tuple):
         names = getattr(cls, "_fields", None)
         if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
-            return lambda obj: Record(qualified_name(cls), tuple(zip(names, tuple.__iter__(obj), strict=False)))
+            return lambda obj: Record(qualified_name(type(obj)), tuple(zip(names, tuple.__iter__(obj), strict=False)))
         return lambda obj: tuple(tuple.__iter__(obj))
     for kinds, convert in _BUILTIN_VALUES:
         if is_a(kinds):
@@ -478,9 +484,9 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
         # its state (`data`) says more. The checks ask of the type, never of the
         # object's own `__class__`, which is its code to run (and may not be a type).
         if issubclass(cls, Mapping):
-            return lambda obj: Custom(qualified_name(cls), dict(obj.items()))
+            return lambda obj: Custom(qualified_name(type(obj)), dict(obj.items()))
         if issubclass(cls, Sequence) and not issubclass(cls, UserString):
-            return lambda obj: Custom(qualified_name(cls), list(obj))
+            return lambda obj: Custom(qualified_name(type(obj)), list(obj))
         return _by_state
     return _by_repr
 
