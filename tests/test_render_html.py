@@ -107,6 +107,29 @@ def test_a_diff_page_opens_with_the_summary_and_the_count_table():
     assert page.index('class="counts"') < page.index('class="row op')
 
 
+@pytest.mark.parametrize("collecting", [True, False])
+def test_a_diff_page_is_drawn_with_the_cyclic_collector_paused_and_left_as_found(monkeypatch, collecting):
+    import gc
+
+    from callpin.render_html import diff_page
+
+    seen = []
+    real_place = diff_page.place
+
+    def place(*logs):
+        seen.append(gc.isenabled())
+        return real_place(*logs)
+
+    monkeypatch.setattr(diff_page, "place", place)
+    (gc.enable if collecting else gc.disable)()
+    try:
+        render_html(known_diff())
+        assert seen == [False]
+        assert gc.isenabled() is collecting
+    finally:
+        gc.enable()
+
+
 def test_each_count_in_the_summary_links_to_the_first_difference_of_its_kind():
     root = parse(render_html(known_diff()))
     links = {link.text(): link.attrs["href"] for link in root.find("p", cls="summary").find_all("a")}

@@ -103,7 +103,8 @@ _ARROWS: Final = {"call": "call", "return": "ret", "raise": "raise"}
 def event_text(step: Step) -> str:
     """The event's whole text, indented by depth; a raise's exception in its own span."""
     event = step.event
-    plain = render_event(event._replace(thread=1, depth=0))
+    # The text without its thread prefix and indentation (this cell shows both its own way).
+    plain = render_event(event if event.thread == 1 and not event.depth else event._replace(thread=1, depth=0))
     depth = event.depth
     prefix = ""
     if depth > INDENT_DEPTH:

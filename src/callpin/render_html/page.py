@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 CHUNK_ROWS: Final = 400
 # Longer lane names are cut (with an ellipsis; the full name is the lane's title).
 LANE_NAME_CHARS: Final = 24
-# zlib's level 6 packs these rows within a few percent of level 9 in half the time.
-LEVEL: Final = 6
+# zlib's level 1 packs these rows (markup that repeats itself) about 6% larger than
+# level 6, in about a third of the time: at 200,000 equal events, 4.54 MB against
+# 4.29 MB for the page, 0.12 s against 0.35 s of packing.
+LEVEL: Final = 1
 
 
 def packed_rows(rows: Iterable[str]) -> tuple[list[str], int]:

@@ -64,6 +64,8 @@ def _steps(log: Log, lanes: dict[str, int], decoded: dict[bytes, Event]) -> list
     decoder = codec.Decoder(log.path)
     # The bars of each distinct stack of open calls, worked out once.
     known: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = {}
+    # The lane of each label, looked up once per distinct label.
+    lane_of: dict[str, int] = {}
     for index, frame in enumerate(log.frames):
         event = decoded.get(frame)
         if event is None:
@@ -77,7 +79,9 @@ def _steps(log: Log, lanes: dict[str, int], decoded: dict[bytes, Event]) -> list
             caller = stack[-1][1] if stack else 0
             append(Step(index, frame, event, caller, caller, _bars(stack, known)))
             continue
-        target = lanes.setdefault(module_of(event.label), len(lanes))
+        target = lane_of.get(event.label, -1)
+        if target < 0:
+            target = lane_of[event.label] = lanes.setdefault(module_of(event.label), len(lanes))
         if kind == "call":
             while stack and stack[-1][0] >= depth:
                 stack.pop()
