@@ -488,19 +488,15 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
         if issubclass(cls, Sequence) and not issubclass(cls, UserString):
             return lambda obj: Custom(qualified_name(type(obj)), list(obj))
         return _by_state
-    return _by_repr
+    return opaque
 
 
 def _by_state(obj: Any) -> Any:
     fields = instance_state(obj)
     if fields is None:
-        return _by_repr(obj)
+        return opaque(obj)
     # Number 0: the encoder gives the object its number in the log.
     return ObjectState(qualified_name(type(obj)), 0, fields)
-
-
-def _by_repr(obj: Any) -> Opaque:
-    return Opaque(qualified_name(type(obj)), repr(obj))
 
 
 # ---------------------------------------------------------------------------
