@@ -231,6 +231,38 @@ def test_url_credentials_are_numbered_secrets():
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("https://api.x/cb?access_token=abc123&user=ada", "https://api.x/cb?access_token=<secret:1>&user=ada"),
+        ("password=hunter2&user=ada", "password=<secret:1>&user=ada"),
+        ("/q?myToken=zz;tokenId=9#top", "/q?myToken=<secret:1>;tokenId=<secret:2>#top"),
+        ("x=1&Authorization=Bearer", "x=1&Authorization=<secret:1>"),
+        ("sent token=abc then token=abc", "sent token=<secret:1> then token=<secret:1>"),
+        ("https://u:p@h/x?apiKey=k#frag", "https://<secret:1>@h/x?apiKey=<secret:2>#frag"),
+        # A parameter name holds no '/', ':' or '@': nothing reaches back into the URL.
+        ("https://u:p@h/path_token=zz", "https://<secret:1>@h/path_token=zz"),
+    ],
+)
+def test_secret_query_and_form_parameters_are_numbered_secrets(text, expected):
+    assert norm(text) == expected
+    # Normalizing again changes nothing: a placeholder is no secret of its own.
+    assert norm(expected) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["author=joe&mytoken=1", "?tokenizer=word&authority=x", "a==b", "token=&x=1", "x?id=5&q=token"],
+)
+def test_parameters_whose_names_only_contain_a_secret_word_are_kept(text):
+    assert norm(text) == text
+
+
+def test_secret_parameters_stay_when_redact_is_off():
+    text = "https://x/?token=abc"
+    assert norm(text, DEFAULT_RULES.without("redact")) == text
+
+
 def test_a_user_key_rule_adds_names_and_shares_the_secret_numbers():
     rules = DEFAULT_RULES.with_rules([secret_keys(r"^x-internal-", "internal")])
     assert decode(encode({"X-Internal-Id": "abc", "token": "abc", "x": "abc"}, rules)) == {
@@ -279,6 +311,22 @@ def test_an_authorization_header_and_an_auth_tuple_never_reach_the_file(make_mod
     assert dict(via.fields) == {"username": "dave", "password": callpin.Placeholder("secret", 5)}
 
 
+def test_secret_parameters_of_a_url_and_a_form_body_never_reach_the_file(make_module, tmp_path):
+    module = make_module("redacted_query", "def post(url, body=None):\n    return 200\n")
+    path = tmp_path / "calls.cpin"
+    with callpin.record(path, spy=["redacted_query.post"]):
+        module.post("https://x/cb?access_token=t0k3n-1&page=2", b"password=hunter2&user=ada")
+        module.post("https://x/cb?access_token=t0k3n-1&page=3", body="client_secret=s3cr3t")
+    data = path.read_bytes()
+    for secret in (b"t0k3n-1", b"hunter2", b"s3cr3t"):
+        assert secret not in data
+    first, second = callpin.load(path)
+    assert first.args == ("https://x/cb?access_token=<secret:1>&page=2", b"password=<secret:2>&user=ada")
+    # The same token in both calls has one number: that it was the same stays pinned.
+    assert second.args == ("https://x/cb?access_token=<secret:1>&page=3",)
+    assert second.kwargs == {"body": "client_secret=<secret:3>"}
+
+
 class ParsedURL(NamedTuple):
     scheme: str
     userinfo: str
@@ -300,6 +348,6 @@ def test_redacting_afterwards_gives_the_bytes_recording_with_it_gives(make_modul
     logs = {}
     for name, rules in (("plain", DEFAULT_RULES.without("redact")), ("redacted", DEFAULT_RULES)):
         with callpin.record(tmp_path / name, spy=["redacted_http2.send"], normalize=rules):
-            module.send("https://u:p@x/a", headers={"Cookie": "c=1"}, auth=BasicAuth("bob", "pa55"))
+            module.send("https://u:p@x/a?token=t", headers={"Cookie": "c=1"}, auth=BasicAuth("bob", "pa55"))
         logs[name] = callpin.load(tmp_path / name)
     assert list(renormalized(logs["plain"], DEFAULT_RULES).frames) == list(logs["redacted"].frames)

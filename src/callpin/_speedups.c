@@ -330,7 +330,8 @@ typedef struct {
     int scan_ts;        /* ... timestamps */
     int scan_addr;      /* ... addresses (in reprs) */
     int delegate;       /* user rules: text goes to normalize.normalize_text */
-    int scan_redact;    /* rules.redact: a text with an '@' goes to normalize_text (URL credentials) */
+    int scan_redact;    /* rules.redact: a text with an '@' or '=' goes to normalize_text (URL credentials,
+                         * secret parameters) */
     PyObject *tmp_prefixes; /* rules.tmp_prefixes: a text holding one goes to normalize_text */
     int mode;           /* codec.Encoder._mode */
     /* codec.Encoder._stack: the containers being encoded (borrowed: each is held by a
@@ -923,7 +924,8 @@ static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
     if (text_view(s, &t) < 0)
         return -1;
     if (e->any_rules && e->mode != MODE_RAW
-        && ((e->scan_redact && memchr(t.data, '@', (size_t)t.len) != NULL) || holds_tmp_prefix(e, &t))) {
+        && ((e->scan_redact && (memchr(t.data, '@', (size_t)t.len) != NULL || memchr(t.data, '=', (size_t)t.len) != NULL))
+            || holds_tmp_prefix(e, &t))) {
         Py_XDECREF(t.owner);
         return write_str_delegated(e, s, out, reprs);
     }

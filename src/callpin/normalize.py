@@ -36,6 +36,20 @@ SECRET_NAME_PATTERN = (
     r"|cookies?|credentials?|userinfo|private[-_ ]?key|access[-_ ]?key|session[-_ ]?id|signature)(?![a-z0-9])"
 )
 _SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
+# The value of a query or form parameter whose name is a secret name (`?access_token=...`,
+# `password=...&user=ada`): the name starts the text or follows '?', '&', ';' or white
+# space, holds no '/', ':' or '@' (so it never reaches back into a URL's credentials),
+# and holds one of the secret words at a boundary as `secret_name` finds them (a
+# separator, or a camelCase hump). Only the value, group `secret`, is replaced; one that
+# already is a placeholder stays as it is, so normalizing twice changes nothing.
+QUERY_SECRET_PATTERN = (
+    r"(?:^|(?<=[?&;\s]))"
+    r"(?:[^=&#;\s?/:@]*?(?:[^A-Za-z0-9=&#;\s?/:@]|[a-z0-9](?=[A-Z])))?"
+    r"(?i:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey"
+    r"|cookies?|credentials?|userinfo|private[-_]?key|access[-_]?key|session[-_]?id|signature)"
+    r"(?:(?![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))"
+    r"[^=&#;\s?/:@]*=(?!<secret:[0-9]+>(?:[&#;\s]|$))(?P<secret>[^&#;\s]+)"
+)
 
 
 def _temp_roots() -> tuple[str, ...]:
@@ -96,8 +110,9 @@ class Rule:
 UUID = Rule("uuid", "uuid", UUID_PATTERN, builtin=True)
 TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True)
 ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True)
-# `redact` is both kinds: URL credentials in strings, and the values of secret names.
-REDACT = Rule("redact", "secret", URL_CREDENTIALS_PATTERN, builtin=True)
+# `redact` is both kinds: URL credentials and secret parameters in strings, and the values
+# of secret names.
+REDACT = Rule("redact", "secret", f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}", builtin=True)
 TMP = Rule("tmp", "tmp", TMP_PATTERN, builtin=True)
 BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT, TMP)}
 _TAKEN = ("ts", "addr", "secret")
@@ -154,8 +169,9 @@ class RuleSet:
         # The texts a `tmp` rule looks for: a string holding none of them skips the scan.
         self.tmp_prefixes: tuple[str, ...] = TMP_ROOTS if "tmp" in seen else ()
         self.user_rules = tuple(r for r in self.rules if not r.builtin)
-        # The built-in uuid and timestamp rules need a '-', URL credentials an '@' and
-        # temporary paths the temp folder's name: a string with none of them skips the scan.
+        # The built-in uuid and timestamp rules need a '-', URL credentials an '@', secret
+        # parameters an '=' and temporary paths the temp folder's name: a string with none
+        # of them skips the scan.
         self._builtin_only = not any(r.kind == "text" for r in self.user_rules)
         self._secret_names: dict[str, bool] = {}
 
@@ -325,11 +341,13 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
                 best, best_rule = found, one
         if best is None or best_rule is None:
             break
-        pieces.append(text[pos : best.start()])
-        key = best_rule.key(best.group())
+        # A rule that names a group `secret` (redact's parameters) replaces that group only.
+        start, end = best.span("secret") if best_rule.builtin and best.lastgroup == "secret" else best.span()
+        pieces.append(text[pos:start])
+        key = best_rule.key(text[start:end])
         number = numbering.peek(best_rule.placeholder, key) if peek else numbering.number(best_rule.placeholder, key)
         pieces.append(f"<{best_rule.placeholder}:{number}>")
-        pos = best.end()
+        pos = end
     if not pieces:
         return text
     pieces.append(text[pos:])
@@ -351,7 +369,7 @@ def may_match(text: str, rules: RuleSet, reprs: bool) -> bool:
     return (
         "-" in text
         or (reprs and "0x" in text)
-        or (rules.redact and "@" in text)
+        or (rules.redact and ("@" in text or "=" in text))
         or any(prefix in text for prefix in rules.tmp_prefixes)
     )
 
