@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import collections.abc
 from typing import Any
 
 import pytest
@@ -87,6 +88,40 @@ def test_an_instance_of_a_class_with_no_attributes_set_is_numbered_with_an_empty
 def test_mappings_and_sequences_of_other_libraries_are_recorded_as_their_items(encoder_class):
     assert state(collections.UserDict(a=1), encoder_class) == Custom("collections.UserDict", {"a": 1})
     assert state(collections.UserList([1, 2]), encoder_class) == Custom("collections.UserList", [1, 2])
+
+
+class Unloaded(collections.abc.Mapping):  # type: ignore[type-arg]
+    """A lazy Mapping whose items need what a test does not have."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __getitem__(self, key: Any) -> Any:
+        raise ConnectionError("not loaded")
+
+    def __iter__(self) -> Any:
+        raise ConnectionError("not loaded")
+
+    def __len__(self) -> int:
+        raise ConnectionError("not loaded")
+
+
+class Unreadable(collections.abc.Sequence):  # type: ignore[type-arg]
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __getitem__(self, index: Any) -> Any:
+        raise ConnectionError("not loaded")
+
+    def __len__(self) -> int:
+        raise ConnectionError("not loaded")
+
+
+def test_a_mapping_or_sequence_that_refuses_its_items_is_recorded_by_its_state(encoder_class):
+    assert state(Unloaded("db://a"), encoder_class) == ObjectState(f"{MOD}.Unloaded", 1, (("source", "db://a"),))
+    assert state(Unreadable("db://b"), encoder_class) == ObjectState(f"{MOD}.Unreadable", 1, (("source", "db://b"),))
+    # Its state is pinned: another source is another value.
+    assert state(Unloaded("db://a"), encoder_class) != state(Unloaded("db://c"), encoder_class)
 
 
 def test_a_type_registered_as_opaque_keeps_its_repr(encoder_class):

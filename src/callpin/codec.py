@@ -484,11 +484,33 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
         # its state (`data`) says more. The checks ask of the type, never of the
         # object's own `__class__`, which is its code to run (and may not be a type).
         if issubclass(cls, Mapping):
-            return lambda obj: Custom(qualified_name(type(obj)), dict(obj.items()))
+            return _by_items
         if issubclass(cls, Sequence) and not issubclass(cls, UserString):
-            return lambda obj: Custom(qualified_name(type(obj)), list(obj))
+            return _by_elements
         return _by_state
     return opaque
+
+
+def _by_items(obj: Any) -> Any:
+    """A Mapping of another library as its items; by its state when it refuses to give them."""
+    try:
+        items = dict(obj.items())
+    except Exception as exc:
+        # Its own code raised: what it holds is still there to read (a lazy mapping
+        # not yet loaded, one that needs a connection). Dropped with its frames.
+        exc.__traceback__ = None
+        return _by_state(obj)
+    return Custom(qualified_name(type(obj)), items)
+
+
+def _by_elements(obj: Any) -> Any:
+    """A Sequence of another library as its elements; by its state when it refuses to give them."""
+    try:
+        elements = list(obj)
+    except Exception as exc:
+        exc.__traceback__ = None
+        return _by_state(obj)
+    return Custom(qualified_name(type(obj)), elements)
 
 
 def _by_state(obj: Any) -> Any:
