@@ -10,7 +10,7 @@ import time
 import pytest
 
 import callpin
-from callpin import Instance, TargetError, UsageError, spy
+from callpin import Instance, TargetError, UsageError, _impl, journal, spy
 
 COLLABORATORS = """
     import functools
@@ -683,9 +683,23 @@ def test_a_spied_function_or_method_passed_as_a_value_is_recorded_as_the_unspied
     assert "<bound method Gateway.charge of" in text
 
 
-def test_the_proxy_is_a_wrapt_function_wrapper_of_callpins_own(billing):
+@pytest.mark.skipif(callpin.IMPLEMENTATION != "c", reason="the C spy's proxies need the C speedups")
+def test_the_proxy_of_a_c_spy_is_callpins_own_wrapt_object_proxy(billing):
     import wrapt
 
+    with callpin.record(spy=["cp_pkg.billing.refund", "cp_pkg.billing.Gateway.charge"]):
+        refund, charge = billing.refund, billing.Gateway().charge
+        assert type(refund) is _impl.PROXY_TYPES[0]
+        assert type(charge) is _impl.PROXY_TYPES[1]
+        assert isinstance(refund, wrapt.ObjectProxy) and isinstance(charge, wrapt.ObjectProxy)
+        assert type(refund._self_wrapper) is _impl.Spy
+        assert (refund.__name__, charge.__name__, charge.__self__.name) == ("refund", "charge", "gw")
+
+
+def test_a_proxy_whose_handler_is_no_c_spy_is_a_wrapt_function_wrapper_of_callpins_own(billing, monkeypatch):
+    import wrapt
+
+    monkeypatch.setattr(_impl, "Spy", journal.Spy)
     with callpin.record(spy=["cp_pkg.billing.refund", "cp_pkg.billing.Gateway.charge"]):
         assert type(billing.refund) is spy.SpyProxy
         assert isinstance(billing.refund, wrapt.FunctionWrapper)

@@ -14,6 +14,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 import wrapt
 
+from . import _impl
 from .codec import see_through
 from .errors import TargetError, UsageError
 from .module_globals import GlobalsIndex, Mark, imported_since, mark
@@ -36,7 +37,15 @@ class SpyProxy(wrapt.FunctionWrapper):  # type: ignore[type-arg]  # subscripted 
     __bound_function_wrapper__ = BoundSpyProxy
 
 
-see_through(SpyProxy, BoundSpyProxy)
+# Every type of callpin's proxies: wrapt's FunctionWrapper of callpin's own, and the C
+# spy's own (_impl.PROXY_TYPES).
+PROXY_TYPES: tuple[type, ...] = (SpyProxy, BoundSpyProxy, *_impl.PROXY_TYPES)
+see_through(*PROXY_TYPES)
+
+
+def make_proxy(wrapped: Any, handler: Handler) -> Any:
+    """The proxy of one target: the C spy's own for a C Spy, else a wrapt FunctionWrapper of callpin's."""
+    return _impl.PROXY_OF.get(type(handler), SpyProxy)(wrapped, handler)
 
 
 @dataclass(frozen=True, eq=False)
@@ -404,7 +413,7 @@ class Patcher:
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
-            proxies = [(site, SpyProxy(_wrappable(site), handler)) for site, handler in current]
+            proxies = [(site, make_proxy(_wrappable(site), handler)) for site, handler in current]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies, opener) if aliases else []
