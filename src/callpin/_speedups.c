@@ -490,6 +490,39 @@ static int write_plain_attr(PyObject *obj, PyObject *name, Buf *out)
 }
 
 /* ------------------------------------------------------------------------------------
+ * Attributes kept in __slots__. */
+
+/* Where `type`'s instances keep the attribute `name`, when it is a plain __slots__ entry
+ * that getattr() reads straight from the instance (generic attribute lookup, a member
+ * descriptor of an object slot); 0 otherwise. Reading the slot skips the lookup of the
+ * descriptor and its call: the per-call path reads a few such attributes of callpin's
+ * own classes (Journal.open, Numbering.table and .counters) and UUID.int. */
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *key = PyUnicode_InternFromString(name), *found;
+    PyMemberDef *member;
+    if (key == NULL)
+        return -1;
+    found = type->tp_getattro == PyObject_GenericGetAttr ? _PyType_Lookup(type, key) : NULL;
+    Py_DECREF(key);
+    if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type))
+        return 0;
+    member = ((PyMemberDescrObject *)found)->d_member;
+    return member->type == T_OBJECT_EX && !(member->flags & PY_AUDIT_READ) ? member->offset : 0;
+}
+
+/* getattr(obj, name) (new reference), read from its slot at `offset` when it has one
+ * and it is set (an unset one raises as getattr does). */
+static inline PyObject *slot_get(PyObject *obj, Py_ssize_t offset, PyObject *name)
+{
+    PyObject *value = offset > 0 ? *(PyObject **)((char *)obj + offset) : NULL;
+    return value != NULL ? Py_NewRef(value) : PyObject_GetAttr(obj, name);
+}
+
+/* The slots of normalize.Numbering's table and counters, and of UUID.int (configure). */
+static Py_ssize_t numbering_table_slot, numbering_counters_slot, uuid_int_slot;
+
+/* ------------------------------------------------------------------------------------
  * Numbering: normalize.Numbering.number / .peek on the same object. */
 
 /* The number of `key` under `placeholder` (new reference), as Numbering does it. */
@@ -500,7 +533,7 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
 
     if ((PyObject *)Py_TYPE(numbering) != numbering_type)
         goto by_method;
-    table = PyObject_GetAttr(numbering, s_table);
+    table = slot_get(numbering, numbering_table_slot, s_table);
     if (table == NULL)
         goto done;
     if (!PyDict_CheckExact(table))
@@ -528,7 +561,7 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
             goto done;
         }
     }
-    counters = PyObject_GetAttr(numbering, s_counters);
+    counters = slot_get(numbering, numbering_counters_slot, s_counters);
     if (counters == NULL)
         goto done;
     if (!PyDict_CheckExact(counters))
@@ -1635,7 +1668,7 @@ static int hex16(const unsigned char *bytes, char *text)
 /* UUID.int as 16 big-endian bytes: 1 done, 0 when it is not a 128-bit unsigned int. */
 static int uuid_int_bytes(PyObject *obj, unsigned char *bytes)
 {
-    PyObject *value = PyObject_GetAttr(obj, s_int);
+    PyObject *value = slot_get(obj, Py_IS_TYPE(obj, t_uuid) ? uuid_int_slot : 0, s_int);
     int ok;
     if (value == NULL)
         return -1;
@@ -2936,6 +2969,7 @@ typedef struct {
     PyObject *thread;          /* threading.local: .ordinal of the calling thread */
     PyObject *instances;       /* {id(receiver): (receiver, Instance)} */
     PyObject *instance_counts; /* {type name: instances numbered} */
+    Py_ssize_t open_slot;      /* where the journal keeps `open` (slot_offset) */
     char record_raise;
     char record_return;
 } Spy;
@@ -2946,7 +2980,7 @@ static PyObject *py_zero, *py_one;  /* immutable once made at import */
 /* journal.open */
 static int spy_open(Spy *self)
 {
-    PyObject *open = PyObject_GetAttr(self->journal, s_open);
+    PyObject *open = slot_get(self->journal, self->open_slot, s_open);
     int r;
     if (open == NULL)
         return -1;
@@ -3405,6 +3439,10 @@ static PyObject *Spy_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     self->vectorcall = (vectorcallfunc)Spy_vectorcall;
     self->journal = Py_NewRef(journal);
+    if ((self->open_slot = slot_offset(Py_TYPE(journal), "open")) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     self->label = Py_NewRef(label);
     self->stub = Py_NewRef(stub);
     self->record_raise = (char)record_raise;
@@ -4078,6 +4116,16 @@ static const Part parts[] = {
 #define PARTS ((Py_ssize_t)(sizeof(parts) / sizeof(parts[0])))
 #define FIRST_DATETIME_PART 3
 
+/* The object given for the entry `name`. */
+static PyObject *given_of(const char *name, PyObject *given[])
+{
+    for (Py_ssize_t i = 0; i < PARTS; i++) {
+        if (strcmp(parts[i].name, name) == 0)
+            return given[i];
+    }
+    return NULL;
+}
+
 /* The datetime fields are read with the C API's macros, valid only for its types. */
 static int check_datetime(PyObject *given[])
 {
@@ -4145,6 +4193,11 @@ static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         Py_RETURN_NONE;
     }
+    numbering_table_slot = slot_offset((PyTypeObject *)given_of("Numbering", given), "table");
+    numbering_counters_slot = slot_offset((PyTypeObject *)given_of("Numbering", given), "counters");
+    uuid_int_slot = slot_offset((PyTypeObject *)given_of("UUID", given), "int");
+    if (numbering_table_slot < 0 || numbering_counters_slot < 0 || uuid_int_slot < 0)
+        return NULL;
     for (Py_ssize_t i = 0; i < PARTS; i++) {
         if (parts[i].slot != NULL)
             *parts[i].slot = Py_NewRef(given[i]);
