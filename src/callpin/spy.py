@@ -36,6 +36,21 @@ class SpyProxy(wrapt.FunctionWrapper):  # type: ignore[type-arg]  # subscripted 
 
     __bound_function_wrapper__ = BoundSpyProxy
 
+    def __init__(self, wrapped: Any, wrapper: Handler) -> None:
+        if type(wrapped) in _impl.PROXY_TYPES:
+            # wrapt takes the binding of a FunctionWrapper it wraps and works out any
+            # other's from its type, which the C spy's proxy does not have: a builtin
+            # under it would bind as a callable, its __self__ taken for a receiver.
+            # Bound as the proxy it wraps, as over another FunctionWrapper.
+            binding = wrapped._self_binding
+            _FUNCTION_WRAPPER_BASE.__init__(self, wrapped, None, wrapper, None, binding)
+        else:
+            super().__init__(wrapped, wrapper)
+
+
+# wrapt's base of FunctionWrapper, whose __init__ takes the binding.
+_FUNCTION_WRAPPER_BASE: Any = wrapt.FunctionWrapper.__base__
+
 
 # Every type of callpin's proxies: wrapt's FunctionWrapper of callpin's own, and the C
 # spy's own (_impl.PROXY_TYPES).
