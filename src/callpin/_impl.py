@@ -42,7 +42,8 @@ if not _forced_python:
         ThreadState = _speedups.ThreadState
         # wrapt's ObjectProxy is a Python class over its C type; FunctionWrapper's base is
         # the type whose `_self_binding` a proxy of one of its instances takes.
-        PROXY_TYPES = _speedups.proxy_types(wrapt.ObjectProxy, wrapt.FunctionWrapper.__base__)
+        wrapper_base: Any = wrapt.FunctionWrapper.__base__
+        PROXY_TYPES = _speedups.proxy_types(wrapt.ObjectProxy, wrapper_base)
         PROXY_OF = {_speedups.Spy: PROXY_TYPES[0]}
         IMPLEMENTATION = "c"
 
