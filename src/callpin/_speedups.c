@@ -2969,6 +2969,14 @@ typedef struct {
     PyObject *thread;          /* threading.local: .ordinal of the calling thread */
     PyObject *instances;       /* {id(receiver): (receiver, Instance)} */
     PyObject *instance_counts; /* {type name: instances numbered} */
+    /* The ordinal of the thread state last seen (by its unique id): the journal's
+     * threading.local is per thread state too, and an ordinal once given never changes. */
+    uint64_t ordinal_of;
+    PyObject *ordinal;
+    /* The label's bytes, once it was written as plain text under the rule set `label_rules`
+     * (a label no rule changes is written the same way every time). */
+    PyObject *label_rules;
+    PyObject *label_bytes;
     Py_ssize_t open_slot;      /* where the journal keeps `open` (slot_offset) */
     char record_raise;
     char record_return;
@@ -2993,7 +3001,15 @@ static int spy_open(Spy *self)
  * journal's counter, in the threading.local that Journal.emit also reads. */
 static PyObject *spy_thread(Spy *self)
 {
-    PyObject *ordinal = PyObject_GetAttr(self->thread, s_ordinal), *count, *next;
+    uint64_t id = PyThreadState_GetID(PyThreadState_Get());
+    PyObject *ordinal, *count, *next;
+    if (self->ordinal != NULL && self->ordinal_of == id)
+        return Py_NewRef(self->ordinal);
+    ordinal = PyObject_GetAttr(self->thread, s_ordinal);
+    if (ordinal != NULL) {
+        Py_XSETREF(self->ordinal, Py_NewRef(ordinal));
+        self->ordinal_of = id;
+    }
     if (ordinal != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
         return ordinal;
     PyErr_Clear();
@@ -3202,6 +3218,45 @@ static PyObject **vector_kwargs(const Arguments *a, PyObject **storage, Py_ssize
     return pairs;
 }
 
+/* The label field: its cached bytes while the encoder's rule set is the one they were
+ * made under, else written as any text is (and cached when that wrote it plain). */
+static int write_label(Spy *self, Encoder *e, Buf *out)
+{
+    Py_ssize_t start = out->len, size;
+    const char *text;
+    PyObject *bytes;
+    char head_storage[8];
+    Buf head;
+    if (self->label_bytes != NULL && self->label_rules == e->rules && e->mode == MODE_NORMAL)
+        return buf_put(out, PyBytes_AS_STRING(self->label_bytes), PyBytes_GET_SIZE(self->label_bytes));
+    if (write_str(e, self->label, out, 0) < 0)
+        return -1;
+    if (e->mode != MODE_NORMAL || !PyUnicode_Check(self->label))
+        return 0;
+    /* Only a label written as its own UTF-8 text: no placeholder, nothing numbered. */
+    text = PyUnicode_AsUTF8AndSize(self->label, &size);
+    if (text == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    buf_init(&head, head_storage, sizeof(head_storage));
+    if (pack_str_header(&head, size) < 0) {
+        buf_free(&head);
+        return -1;
+    }
+    if (out->len - start != head.len + size || memcmp(out->data + start, head.data, (size_t)head.len) != 0
+        || memcmp(out->data + start + head.len, text, (size_t)size) != 0) {
+        buf_free(&head);
+        return 0;
+    }
+    buf_free(&head);
+    if ((bytes = PyBytes_FromStringAndSize(out->data + start, out->len - start)) == NULL)
+        return -1;
+    Py_XSETREF(self->label_bytes, bytes);
+    Py_XSETREF(self->label_rules, Py_NewRef(e->rules));
+    return 0;
+}
+
 /* One event frame, as Encoder.encode_event writes the fields Journal.emit gives it. */
 static PyObject *spy_frame(Spy *self, int kind, PyObject *first, const Arguments *a, PyObject *const *pairs,
                            Py_ssize_t npairs, PyObject *value, PyObject *error, PyObject *thread, PyObject *depth)
@@ -3213,7 +3268,7 @@ static PyObject *spy_frame(Spy *self, int kind, PyObject *first, const Arguments
     if (ready(e) < 0)
         return NULL;
     buf_init(&out, storage, sizeof(storage));
-    r = buf_byte(&out, 0x98) < 0 || pack_sint(&out, kind) < 0 || write_str(e, self->label, &out, 0) < 0
+    r = buf_byte(&out, 0x98) < 0 || pack_sint(&out, kind) < 0 || write_label(self, e, &out) < 0
         || write_items_field(e, first, a == NULL ? NULL : a->items, a == NULL ? 0 : a->count, &out) < 0 ? -1 : 0;
     if (r == 0)
         r = pairs == NULL && a != NULL && a->kwargs != NULL ? write_dict_field(e, a->kwargs, &out)
@@ -3479,6 +3534,7 @@ static int Spy_traverse(Spy *self, visitproc visit, void *arg)
     Py_VISIT(self->thread);
     Py_VISIT(self->instances);
     Py_VISIT(self->instance_counts);
+    Py_VISIT(self->label_rules);
     return 0;
 }
 
@@ -3495,6 +3551,9 @@ static int Spy_clear(Spy *self)
     Py_CLEAR(self->thread);
     Py_CLEAR(self->instances);
     Py_CLEAR(self->instance_counts);
+    Py_CLEAR(self->ordinal);
+    Py_CLEAR(self->label_rules);
+    Py_CLEAR(self->label_bytes);
     return 0;
 }
 
