@@ -367,3 +367,34 @@ def test_the_stub_of_a_coroutine_function_runs_when_awaited_and_its_awaitable_is
     assert ran == []
     assert asyncio.run(pending) == {"key": "k"}
     assert ran == ["k"]
+
+
+# ---------------------------------------------------------------------------------------
+# The label: normalized as any text, under the rules the encoder has at each call.
+
+UUID_LABEL = "billing.charge[0f0e0d0c-0b0a-0908-0706-050403020100]"
+
+
+def test_a_label_holding_a_uuid_is_numbered_in_log_order_at_every_call(parts):
+    import uuid
+
+    made = make_journal(parts)
+    spy = parts.spy(made, UUID_LABEL, None, False)
+    first = uuid.UUID(int=1)
+    call(spy, repr, first)
+    call(spy, repr, 2)
+    assert [(e.label, e.args) for e in events(made)] == [
+        ("billing.charge[<uuid:1>]", (callpin.Placeholder("uuid", 2),)),
+        ("billing.charge[<uuid:1>]", (2,)),
+    ]
+
+
+def test_a_label_is_written_under_the_rules_the_encoder_has_when_called(parts):
+    made = make_journal(parts)
+    spy = parts.spy(made, "billing.charge", None, False)
+    call(spy, double, 1)
+    made.encoder.rules = DEFAULT_RULES.with_rules([callpin.rule(r"charge", "verb")])
+    call(spy, double, 2)
+    made.encoder.rules = DEFAULT_RULES
+    call(spy, double, 3)
+    assert [e.label for e in events(made)] == ["billing.charge", "billing.<verb:1>", "billing.charge"]

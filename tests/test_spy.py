@@ -10,7 +10,7 @@ import time
 import pytest
 
 import callpin
-from callpin import Instance, TargetError, UsageError, spy
+from callpin import Instance, TargetError, UsageError, _impl, journal, spy
 
 COLLABORATORS = """
     import functools
@@ -683,9 +683,23 @@ def test_a_spied_function_or_method_passed_as_a_value_is_recorded_as_the_unspied
     assert "<bound method Gateway.charge of" in text
 
 
-def test_the_proxy_is_a_wrapt_function_wrapper_of_callpins_own(billing):
+@pytest.mark.skipif(callpin.IMPLEMENTATION != "c", reason="the C spy's proxies need the C speedups")
+def test_the_proxy_of_a_c_spy_is_callpins_own_wrapt_object_proxy(billing):
     import wrapt
 
+    with callpin.record(spy=["cp_pkg.billing.refund", "cp_pkg.billing.Gateway.charge"]):
+        refund, charge = billing.refund, billing.Gateway().charge
+        assert type(refund) is _impl.PROXY_TYPES[0]
+        assert type(charge) is _impl.PROXY_TYPES[1]
+        assert isinstance(refund, wrapt.ObjectProxy) and isinstance(charge, wrapt.ObjectProxy)
+        assert type(refund._self_wrapper) is _impl.Spy
+        assert (refund.__name__, charge.__name__, charge.__self__.name) == ("refund", "charge", "gw")
+
+
+def test_a_proxy_whose_handler_is_no_c_spy_is_a_wrapt_function_wrapper_of_callpins_own(billing, monkeypatch):
+    import wrapt
+
+    monkeypatch.setattr(_impl, "Spy", journal.Spy)
     with callpin.record(spy=["cp_pkg.billing.refund", "cp_pkg.billing.Gateway.charge"]):
         assert type(billing.refund) is spy.SpyProxy
         assert isinstance(billing.refund, wrapt.FunctionWrapper)
@@ -765,3 +779,91 @@ def test_a_script_that_opens_a_recording_keeps_its_main_module_references(tmp_pa
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[\"cp_script_billing.charge('card_A')\"]"
+
+
+# ---------------------------------------------------------------------------------------
+# The proxies bind as wrapt's FunctionWrapper does, whichever carries the spy.
+
+BINDINGS = """
+    class Gateway:
+        def ping(self, value=None):
+            return value
+
+    table = {"k": 1}
+    lookup = table.get
+"""
+
+
+@pytest.fixture
+def bindings(make_module):
+    return make_module("cp_bindings", BINDINGS)
+
+
+def test_a_method_bound_through_its_class_and_bound_again_is_recorded_with_its_receiver(bindings):
+    gateway = bindings.Gateway()
+    with callpin.record(spy="cp_bindings.Gateway") as rec:
+        unbound = bindings.Gateway.ping
+        assert unbound.__get__(gateway, bindings.Gateway)(5) == 5
+    (event,) = [e for e in rec.events if e.label.endswith(".ping")]
+    assert (event.args[0].type.rsplit(".", 1)[-1], event.args[1:]) == ("Gateway", (5,))
+
+
+def test_a_builtin_bound_to_an_object_is_recorded_without_a_receiver_under_nested_recordings(bindings):
+    # Its __self__ (the dict) is no receiver: a builtin binds as "builtin", also when the
+    # proxy it is called through wraps another recording's proxy.
+    with callpin.record(spy="cp_bindings.lookup") as outer:
+        with callpin.record(spy="cp_bindings.lookup") as inner:
+            assert bindings.lookup("k") == 1
+        with callpin.record(spy="cp_bindings.lookup", stub={"cp_bindings.lookup": callpin.returns(2)}) as stubbed:
+            assert bindings.lookup("k") == 2
+    for rec in (outer, inner, stubbed):
+        assert [e.args for e in rec.events if e.kind == "call"] == [("k",)] * (len(rec.events))
+    assert len(outer.events) == 2
+
+
+@pytest.mark.skipif(callpin.IMPLEMENTATION != "c", reason="the C spy's proxies need the C speedups")
+def test_setting_a_c_proxys_wrapped_changes_what_it_calls_and_forwards(bindings):
+    with callpin.record(spy="cp_bindings.lookup") as rec:
+        proxy = bindings.lookup
+        proxy.__wrapped__ = {"k": 3}.get
+        assert (proxy("k"), proxy.__self__) == (3, {"k": 3})
+    assert [e.args for e in rec.events] == [("k",)]
+
+
+@pytest.mark.skipif(callpin.IMPLEMENTATION != "c", reason="the C spy's proxies need the C speedups")
+def test_a_c_proxy_is_made_only_for_a_c_spy_and_its_bound_form_only_by_binding():
+    spy_proxy, bound_proxy = _impl.PROXY_TYPES
+    with pytest.raises(TypeError):
+        spy_proxy(len, journal.Spy)
+    with pytest.raises(TypeError, match="cannot create"):
+        bound_proxy(len)
+
+
+@pytest.mark.skipif(callpin.IMPLEMENTATION != "c", reason="the C spy's proxies need the C speedups")
+def test_the_c_proxy_types_are_made_once_from_wraps_types():
+    import wrapt
+
+    from callpin import _speedups
+
+    assert _speedups.proxy_types(wrapt.ObjectProxy, wrapt.FunctionWrapper.__base__) == _impl.PROXY_TYPES
+    with pytest.raises(RuntimeError, match="already made"):
+        _speedups.proxy_types(wrapt.BaseObjectProxy, wrapt.FunctionWrapper.__base__)
+
+
+def test_a_proxy_in_a_reference_cycle_is_collected(bindings):
+    import gc
+    import weakref
+
+    def target(x):
+        return x
+
+    bindings.target = target
+    with callpin.record(spy="cp_bindings.target"):
+        proxy = bindings.target
+        target.proxy = proxy  # the proxy holds the function, the function the proxy
+        gone = weakref.ref(proxy)
+        assert proxy(1) == 1
+    del proxy, target
+    del bindings.target
+    gc.collect()
+    assert gone() is None

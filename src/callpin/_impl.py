@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import wrapt
+
 from . import codec, journal
 
 # CALLPIN_PURE_PYTHON=1 forces the reference implementation, so the whole suite can
@@ -18,6 +20,13 @@ Encoder: Any = codec.Encoder
 Spy: Any = journal.Spy
 Lock: Any = journal.Lock
 ThreadState: Any = journal.ThreadState
+# The C spy's own proxies (_speedups.SpyProxy and its bound form, subclasses of wrapt's
+# ObjectProxy that bind and call as wrapt's FunctionWrapper does, without its generic
+# call path): spy.py gives a target whose handler is a C Spy the proxy its type maps to
+# here, and every other target spy.SpyProxy (a wrapt FunctionWrapper). Empty under pure
+# Python.
+PROXY_OF: dict[type, type] = {}
+PROXY_TYPES: tuple[type, ...] = ()
 IMPLEMENTATION = "python"
 
 if not _forced_python:
@@ -31,6 +40,11 @@ if not _forced_python:
         Spy = _speedups.Spy
         Lock = _speedups.Lock
         ThreadState = _speedups.ThreadState
+        # wrapt's ObjectProxy is a Python class over its C type; FunctionWrapper's base is
+        # the type whose `_self_binding` a proxy of one of its instances takes.
+        wrapper_base: Any = wrapt.FunctionWrapper.__base__
+        PROXY_TYPES = _speedups.proxy_types(wrapt.ObjectProxy, wrapper_base)
+        PROXY_OF = {_speedups.Spy: PROXY_TYPES[0]}
         IMPLEMENTATION = "c"
 
-__all__ = ["IMPLEMENTATION", "Encoder", "Lock", "Spy", "ThreadState"]
+__all__ = ["IMPLEMENTATION", "PROXY_OF", "PROXY_TYPES", "Encoder", "Lock", "Spy", "ThreadState"]

@@ -490,6 +490,39 @@ static int write_plain_attr(PyObject *obj, PyObject *name, Buf *out)
 }
 
 /* ------------------------------------------------------------------------------------
+ * Attributes kept in __slots__. */
+
+/* Where `type`'s instances keep the attribute `name`, when it is a plain __slots__ entry
+ * that getattr() reads straight from the instance (generic attribute lookup, a member
+ * descriptor of an object slot); 0 otherwise. Reading the slot skips the lookup of the
+ * descriptor and its call: the per-call path reads a few such attributes of callpin's
+ * own classes (Journal.open, Numbering.table and .counters) and UUID.int. */
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *key = PyUnicode_InternFromString(name), *found;
+    PyMemberDef *member;
+    if (key == NULL)
+        return -1;
+    found = type->tp_getattro == PyObject_GenericGetAttr ? _PyType_Lookup(type, key) : NULL;
+    Py_DECREF(key);
+    if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type))
+        return 0;
+    member = ((PyMemberDescrObject *)found)->d_member;
+    return member->type == T_OBJECT_EX && !(member->flags & PY_AUDIT_READ) ? member->offset : 0;
+}
+
+/* getattr(obj, name) (new reference), read from its slot at `offset` when it has one
+ * and it is set (an unset one raises as getattr does). */
+static inline PyObject *slot_get(PyObject *obj, Py_ssize_t offset, PyObject *name)
+{
+    PyObject *value = offset > 0 ? *(PyObject **)((char *)obj + offset) : NULL;
+    return value != NULL ? Py_NewRef(value) : PyObject_GetAttr(obj, name);
+}
+
+/* The slots of normalize.Numbering's table and counters, and of UUID.int (configure). */
+static Py_ssize_t numbering_table_slot, numbering_counters_slot, uuid_int_slot;
+
+/* ------------------------------------------------------------------------------------
  * Numbering: normalize.Numbering.number / .peek on the same object. */
 
 /* The number of `key` under `placeholder` (new reference), as Numbering does it. */
@@ -500,7 +533,7 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
 
     if ((PyObject *)Py_TYPE(numbering) != numbering_type)
         goto by_method;
-    table = PyObject_GetAttr(numbering, s_table);
+    table = slot_get(numbering, numbering_table_slot, s_table);
     if (table == NULL)
         goto done;
     if (!PyDict_CheckExact(table))
@@ -528,7 +561,7 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
             goto done;
         }
     }
-    counters = PyObject_GetAttr(numbering, s_counters);
+    counters = slot_get(numbering, numbering_counters_slot, s_counters);
     if (counters == NULL)
         goto done;
     if (!PyDict_CheckExact(counters))
@@ -1635,7 +1668,7 @@ static int hex16(const unsigned char *bytes, char *text)
 /* UUID.int as 16 big-endian bytes: 1 done, 0 when it is not a 128-bit unsigned int. */
 static int uuid_int_bytes(PyObject *obj, unsigned char *bytes)
 {
-    PyObject *value = PyObject_GetAttr(obj, s_int);
+    PyObject *value = slot_get(obj, Py_IS_TYPE(obj, t_uuid) ? uuid_int_slot : 0, s_int);
     int ok;
     if (value == NULL)
         return -1;
@@ -2936,6 +2969,15 @@ typedef struct {
     PyObject *thread;          /* threading.local: .ordinal of the calling thread */
     PyObject *instances;       /* {id(receiver): (receiver, Instance)} */
     PyObject *instance_counts; /* {type name: instances numbered} */
+    /* The ordinal of the thread state last seen (by its unique id): the journal's
+     * threading.local is per thread state too, and an ordinal once given never changes. */
+    uint64_t ordinal_of;
+    PyObject *ordinal;
+    /* The label's bytes, once it was written as plain text under the rule set `label_rules`
+     * (a label no rule changes is written the same way every time). */
+    PyObject *label_rules;
+    PyObject *label_bytes;
+    Py_ssize_t open_slot;      /* where the journal keeps `open` (slot_offset) */
     char record_raise;
     char record_return;
 } Spy;
@@ -2946,7 +2988,7 @@ static PyObject *py_zero, *py_one;  /* immutable once made at import */
 /* journal.open */
 static int spy_open(Spy *self)
 {
-    PyObject *open = PyObject_GetAttr(self->journal, s_open);
+    PyObject *open = slot_get(self->journal, self->open_slot, s_open);
     int r;
     if (open == NULL)
         return -1;
@@ -2959,7 +3001,15 @@ static int spy_open(Spy *self)
  * journal's counter, in the threading.local that Journal.emit also reads. */
 static PyObject *spy_thread(Spy *self)
 {
-    PyObject *ordinal = PyObject_GetAttr(self->thread, s_ordinal), *count, *next;
+    uint64_t id = PyThreadState_GetID(PyThreadState_Get());
+    PyObject *ordinal, *count, *next;
+    if (self->ordinal != NULL && self->ordinal_of == id)
+        return Py_NewRef(self->ordinal);
+    ordinal = PyObject_GetAttr(self->thread, s_ordinal);
+    if (ordinal != NULL) {
+        Py_XSETREF(self->ordinal, Py_NewRef(ordinal));
+        self->ordinal_of = id;
+    }
     if (ordinal != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
         return ordinal;
     PyErr_Clear();
@@ -3015,14 +3065,6 @@ done:
     Py_XDECREF(type_name);
     Py_XDECREF(number);
     return instance;
-}
-
-/* The arguments field: the receiver's Instance (when given) and the positional
- * arguments, written as codec.Encoder writes the list encode_event makes of them. */
-static int write_args(Encoder *e, PyObject *first, PyObject *args, Buf *out)
-{
-    Py_ssize_t count = args == NULL ? 0 : PyTuple_GET_SIZE(args);
-    return write_items_field(e, first, count ? PySequence_Fast_ITEMS(args) : NULL, count, out);
 }
 
 #define FEW_KWARGS 8
@@ -3140,10 +3182,84 @@ static void release_pairs(PyObject **pairs, PyObject **storage, Py_ssize_t n)
         PyMem_Free(pairs);
 }
 
+/* The arguments of a recorded call: positional `items`, and keyword arguments either
+ * as a dict (`kwargs`, when wrapt handed them so) or as the names of a vectorcall
+ * (`kwnames`, whose values follow the positional items). */
+typedef struct {
+    PyObject *const *items;
+    Py_ssize_t count;
+    PyObject *kwargs;
+    PyObject *kwnames;
+} Arguments;
+
+/* The keyword arguments of a vectorcall sorted as journal.sorted_keywords sorts them, as
+ * key, value, key, value... new references in `storage` (room for FEW_KWARGS pairs) or a
+ * PyMem array. A call's keyword names are always strs. */
+static PyObject **vector_kwargs(const Arguments *a, PyObject **storage, Py_ssize_t *count)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(a->kwnames);
+    PyObject **pairs = n <= FEW_KWARGS ? storage : PyMem_Malloc((size_t)(2 * n) * sizeof(PyObject *));
+    if (pairs == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        pairs[2 * k] = PyTuple_GET_ITEM(a->kwnames, k);
+        pairs[2 * k + 1] = a->items[a->count + k];
+    }
+    if (n > 1 && sort_str_pairs(pairs, n) < 0) {
+        if (pairs != storage)
+            PyMem_Free(pairs);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < 2 * n; k++)
+        Py_INCREF(pairs[k]);
+    *count = n;
+    return pairs;
+}
+
+/* The label field: its cached bytes while the encoder's rule set is the one they were
+ * made under, else written as any text is (and cached when that wrote it plain). */
+static int write_label(Spy *self, Encoder *e, Buf *out)
+{
+    Py_ssize_t start = out->len, size;
+    const char *text;
+    PyObject *bytes;
+    char head_storage[8];
+    Buf head;
+    if (self->label_bytes != NULL && self->label_rules == e->rules && e->mode == MODE_NORMAL)
+        return buf_put(out, PyBytes_AS_STRING(self->label_bytes), PyBytes_GET_SIZE(self->label_bytes));
+    if (write_str(e, self->label, out, 0) < 0)
+        return -1;
+    if (e->mode != MODE_NORMAL || !PyUnicode_Check(self->label))
+        return 0;
+    /* Only a label written as its own UTF-8 text: no placeholder, nothing numbered. */
+    text = PyUnicode_AsUTF8AndSize(self->label, &size);
+    if (text == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    buf_init(&head, head_storage, sizeof(head_storage));
+    if (pack_str_header(&head, size) < 0) {
+        buf_free(&head);
+        return -1;
+    }
+    if (out->len - start != head.len + size || memcmp(out->data + start, head.data, (size_t)head.len) != 0
+        || memcmp(out->data + start + head.len, text, (size_t)size) != 0) {
+        buf_free(&head);
+        return 0;
+    }
+    buf_free(&head);
+    if ((bytes = PyBytes_FromStringAndSize(out->data + start, out->len - start)) == NULL)
+        return -1;
+    Py_XSETREF(self->label_bytes, bytes);
+    Py_XSETREF(self->label_rules, Py_NewRef(e->rules));
+    return 0;
+}
+
 /* One event frame, as Encoder.encode_event writes the fields Journal.emit gives it. */
-static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args, PyObject *kwargs,
-                           PyObject *const *pairs, Py_ssize_t npairs, PyObject *value, PyObject *error,
-                           PyObject *thread, PyObject *depth)
+static PyObject *spy_frame(Spy *self, int kind, PyObject *first, const Arguments *a, PyObject *const *pairs,
+                           Py_ssize_t npairs, PyObject *value, PyObject *error, PyObject *thread, PyObject *depth)
 {
     Encoder *e = self->encoder;
     char storage[512];
@@ -3152,10 +3268,11 @@ static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args,
     if (ready(e) < 0)
         return NULL;
     buf_init(&out, storage, sizeof(storage));
-    r = buf_byte(&out, 0x98) < 0 || pack_sint(&out, kind) < 0 || write_str(e, self->label, &out, 0) < 0
-        || write_args(e, first, args, &out) < 0 ? -1 : 0;
+    r = buf_byte(&out, 0x98) < 0 || pack_sint(&out, kind) < 0 || write_label(self, e, &out) < 0
+        || write_items_field(e, first, a == NULL ? NULL : a->items, a == NULL ? 0 : a->count, &out) < 0 ? -1 : 0;
     if (r == 0)
-        r = kwargs != NULL ? write_dict_field(e, kwargs, &out) : write_pairs_field(e, pairs, npairs, &out);
+        r = pairs == NULL && a != NULL && a->kwargs != NULL ? write_dict_field(e, a->kwargs, &out)
+                                                             : write_pairs_field(e, pairs, npairs, &out);
     if (r == 0)
         r = write_field(e, value, &out, 0);
     if (r == 0)
@@ -3167,10 +3284,10 @@ static PyObject *spy_frame(Spy *self, int kind, PyObject *first, PyObject *args,
     return finish(&out, r);
 }
 
-/* Journal.emit: encode one event and append it, in one step under the lock. `args`
- * and `kwargs` are the call's (NULL: none), `raised` the exception of a raise event. */
-static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObject *value, PyObject *raised,
-                    PyObject *depth, PyObject *receiver)
+/* Journal.emit: encode one event and append it, in one step under the lock. `a` holds
+ * the call's arguments (NULL: none), `raised` the exception of a raise event. */
+static int spy_emit(Spy *self, int kind, const Arguments *a, PyObject *value, PyObject *raised, PyObject *depth,
+                    PyObject *receiver)
 {
     PyObject *error = NULL, **pairs = NULL, *storage[2 * FEW_KWARGS], *thread = NULL, *first = NULL;
     PyObject *frame = NULL;
@@ -3182,11 +3299,13 @@ static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObj
         return -1;
     if (raised != NULL && (error = PyObject_CallOneArg(self->describe_error, raised)) == NULL)
         goto done;
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 1) {
-        /* Keyword order at a call site carries no meaning (see journal.sorted_keywords). */
-        if ((pairs = sorted_kwargs(kwargs, storage, &npairs)) == NULL)
+    /* Keyword order at a call site carries no meaning (see journal.sorted_keywords). */
+    if (a != NULL && a->kwargs != NULL && PyDict_GET_SIZE(a->kwargs) > 1) {
+        if ((pairs = sorted_kwargs(a->kwargs, storage, &npairs)) == NULL)
             goto done;
-        kwargs = NULL;
+    } else if (a != NULL && a->kwnames != NULL && PyTuple_GET_SIZE(a->kwnames) > 0) {
+        if ((pairs = vector_kwargs(a, storage, &npairs)) == NULL)
+            goto done;
     }
     if (lock_take(self->lock) < 0)
         goto done;
@@ -3201,7 +3320,7 @@ static int spy_emit(Spy *self, int kind, PyObject *args, PyObject *kwargs, PyObj
     if (receiver != NULL && receiver != Py_None && !PyType_Check(receiver)
         && (first = spy_instance(self, receiver)) == NULL)
         goto unlock;
-    frame = spy_frame(self, kind, first, args, kwargs, pairs, npairs, value, error, thread, depth);
+    frame = spy_frame(self, kind, first, a, pairs, npairs, value, error, thread, depth);
     if (frame != NULL)
         r = PyList_Append(self->frames, frame);
 unlock:
@@ -3238,7 +3357,7 @@ static void spy_raised(Spy *self, PyObject *depth)
 #endif
     handled = PyErr_GetHandledException();
     PyErr_SetHandledException(exc);
-    if (spy_emit(self, KIND_RAISE, NULL, NULL, Py_None, exc, depth, NULL) == 0) {
+    if (spy_emit(self, KIND_RAISE, NULL, Py_None, exc, depth, NULL) == 0) {
 #if PY_VERSION_HEX >= 0x030C0000
         PyErr_SetRaisedException(Py_NewRef(exc));
 #else
@@ -3250,18 +3369,61 @@ static void spy_raised(Spy *self, PyObject *depth)
     Py_DECREF(exc);
 }
 
-/* journal.Spy.__call__(wrapped, instance, args, kwargs) */
-static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+/* The first half of journal.Spy.__call__: 1 when the call is recorded (its call event
+ * appended, the depth one deeper: `*depth` and `*token` are set for spy_leave), 0 when it
+ * passes through unrecorded (callpin's own event path, or the recording is not open),
+ * -1 on an error. */
+static int spy_enter(Spy *self, const Arguments *a, PyObject *receiver, PyObject **depth, PyObject **token)
 {
-    PyObject *wrapped, *instance, *args, *kwargs, *call, *depth, *deeper, *token, *result;
+    PyObject *deeper;
     int open;
-    if (PyVectorcall_NARGS(nargsf) != 4 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
-        PyErr_SetString(PyExc_TypeError, "a spy takes (wrapped, instance, args, kwargs)");
-        return NULL;
-    }
     if (self->journal == NULL) {
         /* cleared by the garbage collector while part of a cycle */
         PyErr_SetString(PyExc_RuntimeError, "the spy's journal is gone");
+        return -1;
+    }
+    if (inside_get())
+        return 0;
+    if ((open = spy_open(self)) <= 0)
+        return open;
+    if (PyContextVar_Get(self->depth, NULL, depth) < 0)
+        return -1;
+    if (spy_emit(self, KIND_CALL, a, Py_None, NULL, *depth, receiver) < 0) {
+        Py_DECREF(*depth);
+        return -1;
+    }
+    deeper = PyNumber_Add(*depth, py_one);
+    *token = deeper == NULL ? NULL : PyContextVar_Set(self->depth, deeper);
+    Py_XDECREF(deeper);
+    if (*token == NULL) {
+        Py_DECREF(*depth);
+        return -1;
+    }
+    return 1;
+}
+
+/* The second half: the depth put back, the outcome recorded; what the caller gets. */
+static PyObject *spy_leave(Spy *self, PyObject *result, PyObject *depth, PyObject *token)
+{
+    if (result == NULL && self->record_raise)
+        spy_raised(self, depth);
+    if (PyContextVar_Reset(self->depth, token) < 0)
+        Py_CLEAR(result);
+    Py_DECREF(token);
+    if (result != NULL && self->record_return && spy_emit(self, KIND_RETURN, NULL, result, NULL, depth, NULL) < 0)
+        Py_CLEAR(result);
+    Py_DECREF(depth);
+    return result;
+}
+
+/* journal.Spy.__call__(wrapped, instance, args, kwargs): the spy as wrapt's handler. */
+static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *wrapped, *instance, *args, *kwargs, *call, *depth = NULL, *token = NULL;
+    Arguments a;
+    int recorded;
+    if (PyVectorcall_NARGS(nargsf) != 4 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "a spy takes (wrapped, instance, args, kwargs)");
         return NULL;
     }
     wrapped = argv[0];
@@ -3273,34 +3435,14 @@ static PyObject *Spy_vectorcall(Spy *self, PyObject *const *argv, size_t nargsf,
         return NULL;
     }
     call = self->stub == Py_None ? wrapped : self->stub;
-    if (inside_get())
-        return PyObject_Call(call, args, kwargs);
-    if ((open = spy_open(self)) <= 0)
-        return open < 0 ? NULL : PyObject_Call(call, args, kwargs);
-    if (PyContextVar_Get(self->depth, NULL, &depth) < 0)
-        return NULL;
-    if (spy_emit(self, KIND_CALL, args, kwargs, Py_None, NULL, depth, instance) < 0) {
-        Py_DECREF(depth);
-        return NULL;
-    }
-    deeper = PyNumber_Add(depth, py_one);
-    token = deeper == NULL ? NULL : PyContextVar_Set(self->depth, deeper);
-    Py_XDECREF(deeper);
-    if (token == NULL) {
-        Py_DECREF(depth);
-        return NULL;
-    }
-    result = PyObject_Call(call, args, kwargs);
-    if (result == NULL && self->record_raise)
-        spy_raised(self, depth);
-    if (PyContextVar_Reset(self->depth, token) < 0)
-        Py_CLEAR(result);
-    Py_DECREF(token);
-    if (result != NULL && self->record_return
-        && spy_emit(self, KIND_RETURN, NULL, NULL, result, NULL, depth, NULL) < 0)
-        Py_CLEAR(result);
-    Py_DECREF(depth);
-    return result;
+    a.items = PySequence_Fast_ITEMS(args);
+    a.count = PyTuple_GET_SIZE(args);
+    a.kwargs = kwargs;
+    a.kwnames = NULL;
+    recorded = spy_enter(self, &a, instance, &depth, &token);
+    if (recorded <= 0)
+        return recorded < 0 ? NULL : PyObject_Call(call, args, kwargs);
+    return spy_leave(self, PyObject_Call(call, args, kwargs), depth, token);
 }
 
 /* A documented attribute of the journal, of `type` when given (new reference). */
@@ -3352,6 +3494,10 @@ static PyObject *Spy_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     self->vectorcall = (vectorcallfunc)Spy_vectorcall;
     self->journal = Py_NewRef(journal);
+    if ((self->open_slot = slot_offset(Py_TYPE(journal), "open")) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     self->label = Py_NewRef(label);
     self->stub = Py_NewRef(stub);
     self->record_raise = (char)record_raise;
@@ -3388,6 +3534,7 @@ static int Spy_traverse(Spy *self, visitproc visit, void *arg)
     Py_VISIT(self->thread);
     Py_VISIT(self->instances);
     Py_VISIT(self->instance_counts);
+    Py_VISIT(self->label_rules);
     return 0;
 }
 
@@ -3404,6 +3551,9 @@ static int Spy_clear(Spy *self)
     Py_CLEAR(self->thread);
     Py_CLEAR(self->instances);
     Py_CLEAR(self->instance_counts);
+    Py_CLEAR(self->ordinal);
+    Py_CLEAR(self->label_rules);
+    Py_CLEAR(self->label_bytes);
     return 0;
 }
 
@@ -3439,6 +3589,544 @@ static PyTypeObject SpyType = {
     .tp_vectorcall_offset = offsetof(Spy, vectorcall),
     .tp_members = Spy_members,
 };
+
+/* ------------------------------------------------------------------------------------
+ * The proxies of the C spies.
+ *
+ * SpyProxy(wrapped, spy) is what a target whose handler is a C Spy is patched with, and
+ * BoundSpyProxy what a SpyProxy gives when it is read through a class or an instance.
+ * Both subclass wrapt.ObjectProxy (attributes, comparisons and the rest forward to the
+ * wrapped object, and isinstance(proxy, wrapt.ObjectProxy) holds); wrapt's type exists
+ * only at run time, so proxy_types() makes them from it. For the one handler they carry
+ * they are wrapt's FunctionWrapper and BoundFunctionWrapper: the spy is given the same
+ * wrapped callable, receiver and arguments, by the same rules of binding (wrapt's
+ * _wrappers.c, whose `_self_*` names they show), but a call reaches it with its own
+ * argument vector: no args tuple or kwargs dict is built, no partial for a method
+ * called through its class, and a function's `__self__` is looked up in its own dict
+ * instead of raising and catching an AttributeError. */
+
+/* wrapt's bindings, by the name it gives them (`_self_binding`). */
+enum { BIND_FUNCTION, BIND_INSTANCEMETHOD, BIND_CALLABLE, BIND_CLASSMETHOD, BIND_STATICMETHOD, BIND_BUILTIN,
+       BIND_CLASS, BIND_OTHER };
+static const char *const binding_names[] = {"function", "instancemethod", "callable", "classmethod",
+                                            "staticmethod", "builtin", "class"};
+#define BINDINGS ((int)(sizeof(binding_names) / sizeof(binding_names[0])))
+static PyObject *binding_strs[BINDINGS];
+
+/* A proxy's own fields, after those of wrapt's ObjectProxy (whose size is known only at
+ * run time: proxy_offset). */
+typedef struct {
+    vectorcallfunc vectorcall;
+    PyObject *wrapped;  /* the ObjectProxy's __wrapped__, kept here too (see Proxy_set_wrapped) */
+    Spy *spy;           /* _self_wrapper */
+    PyObject *binding;  /* _self_binding */
+    PyObject *instance; /* _self_instance: what a bound proxy is bound to (None: through its class) */
+    PyObject *parent;   /* _self_parent: the SpyProxy a bound proxy came from; None for a SpyProxy */
+    PyObject *owner;    /* _self_owner: the class it was read through; None for a SpyProxy */
+    int bind;
+} ProxyData;
+
+static PyTypeObject *proxy_base;         /* wrapt.ObjectProxy */
+static PyTypeObject *proxy_native;       /* the C type of wrapt's whose dealloc, traverse and clear run */
+static PyTypeObject *wrapper_base;       /* wrapt's _FunctionWrapperBase */
+static PyTypeObject *spy_proxy_type, *bound_proxy_type;
+static PyObject *base_wrapped;           /* wrapt.ObjectProxy's __wrapped__ descriptor */
+static Py_ssize_t proxy_offset;
+static PyObject *s_self, *s_self_binding;
+
+#define PROXY(o) ((ProxyData *)((char *)(o) + proxy_offset))
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define lookup_attr PyObject_GetOptionalAttr
+#else
+#define lookup_attr _PyObject_LookupAttr
+#endif
+
+/* getattr(obj, "__self__", None) as wrapt asks it (new reference). A function's
+ * attributes are its own dict's (its type defines no __self__): read there, a miss
+ * costs no AttributeError. */
+static PyObject *self_of(PyObject *obj)
+{
+    PyObject *found;
+    if (Py_IS_TYPE(obj, &PyFunction_Type)) {
+        PyObject *dict = ((PyFunctionObject *)obj)->func_dict;
+        found = dict == NULL ? NULL : PyDict_GetItemWithError(dict, s_self);
+        if (found == NULL)
+            return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+        return Py_NewRef(found);
+    }
+    if (lookup_attr(obj, s_self, &found) < 0)
+        return NULL;
+    return found != NULL ? found : Py_NewRef(Py_None);
+}
+
+/* The spy's recorded call through a proxy: `wrapped` runs the whole vector unless the
+ * spy has a stub. With `shift`, argv[0] is the receiver of a method called through its
+ * class: recorded as the receiver, not as an argument, and not passed to a stub (wrapt
+ * gives the handler a partial of the method with the receiver bound, and the rest). */
+static PyObject *proxy_call(Spy *spy, PyObject *wrapped, PyObject *receiver, PyObject *const *argv, size_t nargsf,
+                            PyObject *kwnames, int shift)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *depth = NULL, *token = NULL, *result;
+    Arguments a;
+    int recorded;
+    a.items = argv + shift;
+    a.count = nargs - shift;
+    a.kwargs = NULL;
+    a.kwnames = kwnames;
+    recorded = spy_enter(spy, &a, receiver, &depth, &token);
+    if (recorded < 0)
+        return NULL;
+    if (spy->stub == Py_None)
+        result = PyObject_Vectorcall(wrapped, argv, nargsf, kwnames);
+    else if (shift)
+        result = PyObject_Vectorcall(spy->stub, argv + shift, (size_t)(nargs - shift), kwnames);
+    else
+        result = PyObject_Vectorcall(spy->stub, argv, nargsf, kwnames);
+    return recorded ? spy_leave(spy, result, depth, token) : result;
+}
+
+static int proxy_ready(ProxyData *p)
+{
+    if (p->spy == NULL || p->wrapped == NULL) {
+        /* cleared by the garbage collector while part of a cycle */
+        PyErr_SetString(PyExc_RuntimeError, "the spy proxy is cleared");
+        return -1;
+    }
+    return 0;
+}
+
+/* FunctionWrapper.__call__ */
+static PyObject *SpyProxy_vectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    ProxyData *p = PROXY(self);
+    PyObject *receiver, *result;
+    if (proxy_ready(p) < 0)
+        return NULL;
+    if (p->bind > BIND_CLASSMETHOD)
+        return proxy_call(p->spy, p->wrapped, Py_None, argv, nargsf, kwnames, 0);
+    /* a callable already bound (a bound method) is recorded with what it is bound to */
+    if ((receiver = self_of(p->wrapped)) == NULL)
+        return NULL;
+    result = proxy_call(p->spy, p->wrapped, receiver, argv, nargsf, kwnames, 0);
+    Py_DECREF(receiver);
+    return result;
+}
+
+/* BoundFunctionWrapper.__call__ */
+static PyObject *BoundSpyProxy_vectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    ProxyData *p = PROXY(self);
+    PyObject *receiver, *result;
+    if (proxy_ready(p) < 0)
+        return NULL;
+    if (p->bind == BIND_FUNCTION || p->bind == BIND_CALLABLE) {
+        if (p->instance == Py_None && PyVectorcall_NARGS(nargsf) > 0) {
+            /* a method called through its class, its receiver passed first */
+            int through_class = PyObject_IsInstance(argv[0], p->owner);
+            if (through_class < 0)
+                return NULL;
+            if (through_class)
+                return proxy_call(p->spy, p->wrapped, argv[0], argv, nargsf, kwnames, 1);
+        }
+        return proxy_call(p->spy, p->wrapped, p->instance, argv, nargsf, kwnames, 0);
+    }
+    /* a classmethod's receiver is its class, a staticmethod has none */
+    if ((receiver = self_of(p->wrapped)) == NULL)
+        return NULL;
+    result = proxy_call(p->spy, p->wrapped, receiver, argv, nargsf, kwnames, 0);
+    Py_DECREF(receiver);
+    return result;
+}
+
+/* A new proxy of `type` around `wrapped`, initialized by wrapt's ObjectProxy. */
+static PyObject *proxy_alloc(PyTypeObject *type, PyObject *wrapped)
+{
+    PyObject *args = PyTuple_Pack(1, wrapped), *self;
+    if (args == NULL)
+        return NULL;
+    self = proxy_base->tp_new(type, args, NULL);
+    if (self != NULL && proxy_base->tp_init(self, args, NULL) < 0)
+        Py_CLEAR(self);
+    Py_DECREF(args);
+    if (self != NULL)
+        PROXY(self)->wrapped = Py_NewRef(wrapped);
+    return self;
+}
+
+/* BoundFunctionWrapper(descriptor, instance, wrapper, enabled, binding, parent, owner) */
+static PyObject *bound_new(PyObject *descriptor, PyObject *instance, PyObject *parent, PyObject *owner)
+{
+    ProxyData *from = PROXY(parent), *p;
+    PyObject *self = proxy_alloc(bound_proxy_type, descriptor);
+    if (self == NULL)
+        return NULL;
+    p = PROXY(self);
+    p->vectorcall = BoundSpyProxy_vectorcall;
+    p->spy = (Spy *)Py_NewRef(from->spy);
+    p->binding = Py_NewRef(from->binding);
+    p->bind = from->bind;
+    p->instance = Py_NewRef(instance != NULL ? instance : Py_None);
+    p->parent = Py_NewRef(parent);
+    p->owner = Py_NewRef(owner != NULL ? owner : Py_None);
+    return self;
+}
+
+/* FunctionWrapper.__get__: a method, classmethod or staticmethod read through its class
+ * or an instance is bound as wrapt binds it. */
+static PyObject *SpyProxy_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    ProxyData *p = PROXY(self);
+    PyObject *descriptor, *bound;
+    descrgetfunc get;
+    if (proxy_ready(p) < 0)
+        return NULL;
+    get = Py_TYPE(p->wrapped)->tp_descr_get;
+    if (p->bind == BIND_BUILTIN || p->bind == BIND_CLASS || get == NULL)
+        return Py_NewRef(self);
+    if ((descriptor = get(p->wrapped, obj, type)) == NULL)
+        return NULL;
+    bound = bound_new(descriptor, obj, self, type);
+    Py_DECREF(descriptor);
+    return bound;
+}
+
+/* BoundFunctionWrapper.__get__: one bound through its class binds again from its parent. */
+static PyObject *BoundSpyProxy_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    ProxyData *p = PROXY(self);
+    PyObject *original, *descriptor, *bound;
+    descrgetfunc get;
+    if (proxy_ready(p) < 0)
+        return NULL;
+    if (p->instance != Py_None
+        || !(p->bind == BIND_FUNCTION || p->bind == BIND_INSTANCEMETHOD || p->bind == BIND_CALLABLE))
+        return Py_NewRef(self);
+    if (proxy_ready(PROXY(p->parent)) < 0)
+        return NULL;
+    original = PROXY(p->parent)->wrapped;
+    get = Py_TYPE(original)->tp_descr_get;
+    if (get == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '__get__'", Py_TYPE(original)->tp_name);
+        return NULL;
+    }
+    if ((descriptor = get(original, obj, type)) == NULL)
+        return NULL;
+    bound = bound_new(descriptor, obj, p->parent, type);
+    Py_DECREF(descriptor);
+    return bound;
+}
+
+/* What FunctionWrapper(wrapped, ...) takes as its binding, by the same checks (a proxy
+ * of a proxy takes the binding of the one it wraps); 0, or -1 on an error. */
+static int classify(PyObject *wrapped, ProxyData *p)
+{
+    PyObject *name = NULL, *instance;
+    int check = 0, bind = BIND_CALLABLE;
+    if (Py_IS_TYPE(wrapped, spy_proxy_type) || Py_IS_TYPE(wrapped, bound_proxy_type)) {
+        if (proxy_ready(PROXY(wrapped)) < 0)
+            return -1;
+        p->bind = PROXY(wrapped)->bind;
+        p->binding = Py_NewRef(PROXY(wrapped)->binding);
+        return 0;
+    }
+    if (PyObject_TypeCheck(wrapped, wrapper_base)) {
+        if (lookup_attr(wrapped, s_self_binding, &name) < 0)
+            return -1;
+        if (name != NULL) {
+            p->binding = name;
+            p->bind = BIND_OTHER;
+            for (int i = 0; i < BINDINGS; i++) {
+                if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, binding_names[i]) == 0)
+                    p->bind = i;
+            }
+            return 0;
+        }
+    }
+    if (PyCFunction_Check(wrapped))
+        bind = BIND_BUILTIN;
+    else if ((check = PyObject_IsInstance(wrapped, (PyObject *)&PyFunction_Type)) != 0)
+        bind = BIND_FUNCTION;
+    else if ((check = PyObject_IsInstance(wrapped, (PyObject *)&PyType_Type)) != 0)
+        bind = BIND_CLASS;
+    else if ((check = PyObject_IsInstance(wrapped, (PyObject *)&PyClassMethod_Type)) != 0)
+        bind = BIND_CLASSMETHOD;
+    else if ((check = PyObject_IsInstance(wrapped, (PyObject *)&PyStaticMethod_Type)) != 0)
+        bind = BIND_STATICMETHOD;
+    else if ((check = lookup_attr(wrapped, s_self, &instance)) > 0) {
+        check = PyObject_IsInstance(instance, (PyObject *)&PyType_Type);
+        Py_DECREF(instance);
+        if (check > 0)
+            bind = BIND_CLASSMETHOD;
+        else if (check == 0 && (check = PyObject_IsInstance(wrapped, (PyObject *)&PyMethod_Type)) > 0)
+            bind = BIND_INSTANCEMETHOD;
+    }
+    if (check < 0)
+        return -1;
+    p->bind = bind;
+    p->binding = Py_NewRef(binding_strs[bind]);
+    return 0;
+}
+
+static PyObject *SpyProxy_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"wrapped", "spy", NULL};
+    PyObject *wrapped, *spy, *self;
+    ProxyData *p;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!:SpyProxy", names, &wrapped, &SpyType, &spy))
+        return NULL;
+    if ((self = proxy_alloc(type, wrapped)) == NULL)
+        return NULL;
+    p = PROXY(self);
+    p->vectorcall = SpyProxy_vectorcall;
+    p->spy = (Spy *)Py_NewRef(spy);
+    p->instance = Py_NewRef(Py_None);
+    p->parent = Py_NewRef(Py_None);
+    p->owner = Py_NewRef(Py_None);
+    if (classify(wrapped, p) < 0)
+        Py_CLEAR(self);
+    return self;
+}
+
+/* Everything is done by __new__; wrapt's ObjectProxy.__init__ takes one argument. */
+static int SpyProxy_init(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    (void)args;
+    (void)kwargs;
+    return 0;
+}
+
+static PyObject *BoundSpyProxy_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)args;
+    (void)kwargs;
+    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances: a SpyProxy binds them", type->tp_name);
+    return NULL;
+}
+
+static int Proxy_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    ProxyData *p = PROXY(self);
+    Py_VISIT(p->wrapped);
+    Py_VISIT(p->spy);
+    Py_VISIT(p->binding);
+    Py_VISIT(p->instance);
+    Py_VISIT(p->parent);
+    Py_VISIT(p->owner);
+    return proxy_native->tp_traverse(self, visit, arg);
+}
+
+static int Proxy_clear(PyObject *self)
+{
+    ProxyData *p = PROXY(self);
+    Py_CLEAR(p->wrapped);
+    Py_CLEAR(p->spy);
+    Py_CLEAR(p->binding);
+    Py_CLEAR(p->instance);
+    Py_CLEAR(p->parent);
+    Py_CLEAR(p->owner);
+    return proxy_native->tp_clear(self);
+}
+
+/* Our fields, then wrapt's dealloc (which also releases the reference to the type). */
+static void Proxy_dealloc(PyObject *self)
+{
+    ProxyData *p = PROXY(self);
+    PyObject_GC_UnTrack(self);
+    if (Py_TYPE(self)->tp_weaklistoffset != 0)
+        PyObject_ClearWeakRefs(self);
+    Py_CLEAR(p->wrapped);
+    Py_CLEAR(p->spy);
+    Py_CLEAR(p->binding);
+    Py_CLEAR(p->instance);
+    Py_CLEAR(p->parent);
+    Py_CLEAR(p->owner);
+    proxy_native->tp_dealloc(self);
+}
+
+static PyObject *Proxy_get_wrapped(PyObject *self, void *closure)
+{
+    (void)closure;
+    if (proxy_ready(PROXY(self)) < 0)
+        return NULL;
+    return Py_NewRef(PROXY(self)->wrapped);
+}
+
+/* Set through wrapt's own __wrapped__ (which forwards everything else), then here. */
+static int Proxy_set_wrapped(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    if (Py_TYPE(base_wrapped)->tp_descr_set(base_wrapped, self, value) < 0)
+        return -1;
+    Py_XSETREF(PROXY(self)->wrapped, Py_NewRef(value));
+    return 0;
+}
+
+static PyObject *field_or_none(PyObject *field)
+{
+    return Py_NewRef(field != NULL ? field : Py_None);
+}
+
+static PyObject *Proxy_get_spy(PyObject *self, void *closure)
+{
+    (void)closure;
+    return field_or_none((PyObject *)PROXY(self)->spy);
+}
+
+static PyObject *Proxy_get_binding(PyObject *self, void *closure)
+{
+    (void)closure;
+    return field_or_none(PROXY(self)->binding);
+}
+
+static PyObject *Proxy_get_instance(PyObject *self, void *closure)
+{
+    (void)closure;
+    return field_or_none(PROXY(self)->instance);
+}
+
+static PyObject *Proxy_get_parent(PyObject *self, void *closure)
+{
+    (void)closure;
+    return field_or_none(PROXY(self)->parent);
+}
+
+static PyObject *Proxy_get_owner(PyObject *self, void *closure)
+{
+    (void)closure;
+    return field_or_none(PROXY(self)->owner);
+}
+
+static PyGetSetDef Proxy_getset[] = {
+    {"__wrapped__", Proxy_get_wrapped, Proxy_set_wrapped, "The spied callable.", NULL},
+    {"_self_wrapper", Proxy_get_spy, NULL, "The Spy every call goes through.", NULL},
+    {"_self_binding", Proxy_get_binding, NULL, "How the wrapped callable binds, as wrapt names it.", NULL},
+    {"_self_instance", Proxy_get_instance, NULL, "What a bound proxy is bound to (None: through its class).", NULL},
+    {"_self_parent", Proxy_get_parent, NULL, "The SpyProxy a bound proxy came from.", NULL},
+    {"_self_owner", Proxy_get_owner, NULL, "The class a bound proxy was read through.", NULL},
+    {NULL},
+};
+
+/* __vectorcalloffset__'s offset is set when the types are made. */
+static PyMemberDef SpyProxy_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, 0, READONLY, NULL},
+    {NULL},
+};
+static PyMemberDef BoundSpyProxy_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, 0, READONLY, NULL},
+    {NULL},
+};
+
+static PyType_Slot SpyProxy_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR("SpyProxy(wrapped, spy)\n--\n\n"
+                                  "The proxy put in place of a target whose handler is a C Spy: a\n"
+                                  "wrapt.ObjectProxy that binds and calls as wrapt.FunctionWrapper does.")},
+    {Py_tp_new, SpyProxy_new},
+    {Py_tp_init, SpyProxy_init},
+    {Py_tp_dealloc, Proxy_dealloc},
+    {Py_tp_traverse, Proxy_traverse},
+    {Py_tp_clear, Proxy_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_descr_get, SpyProxy_descr_get},
+    {Py_tp_getset, Proxy_getset},
+    {Py_tp_members, SpyProxy_members},
+    {0, NULL},
+};
+
+static PyType_Slot BoundSpyProxy_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR("A SpyProxy bound as wrapt.BoundFunctionWrapper binds: what a spied\n"
+                                  "method, classmethod or staticmethod is when read.")},
+    {Py_tp_new, BoundSpyProxy_new},
+    {Py_tp_init, SpyProxy_init},
+    {Py_tp_dealloc, Proxy_dealloc},
+    {Py_tp_traverse, Proxy_traverse},
+    {Py_tp_clear, Proxy_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_descr_get, BoundSpyProxy_descr_get},
+    {Py_tp_getset, Proxy_getset},
+    {Py_tp_members, BoundSpyProxy_members},
+    {0, NULL},
+};
+
+static PyType_Spec SpyProxy_spec = {
+    .name = "callpin._speedups.SpyProxy",
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = SpyProxy_slots,
+};
+
+static PyType_Spec BoundSpyProxy_spec = {
+    .name = "callpin._speedups.BoundSpyProxy",
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = BoundSpyProxy_slots,
+};
+
+PyDoc_STRVAR(proxy_types_doc, "proxy_types(ObjectProxy, FunctionWrapperBase)\n--\n\n"
+             "(SpyProxy, BoundSpyProxy), made once as subclasses of wrapt's ObjectProxy; a\n"
+             "proxy of wrapt's FunctionWrapperBase type takes its binding, as wrapt does.");
+
+static PyObject *proxy_types(PyObject *module, PyObject *args)
+{
+    PyTypeObject *base, *function_wrapper;
+    PyObject *bases = NULL, *made = NULL, *bound = NULL, *name;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "O!O!:proxy_types", &PyType_Type, &base, &PyType_Type, &function_wrapper))
+        return NULL;
+    if (spy_proxy_type != NULL) {
+        if (base != proxy_base || function_wrapper != wrapper_base) {
+            PyErr_SetString(PyExc_RuntimeError, "the spy proxies are already made from other wrapt types");
+            return NULL;
+        }
+        return PyTuple_Pack(2, spy_proxy_type, bound_proxy_type);
+    }
+    /* wrapt.ObjectProxy is a Python class over a C type, adding no field: the proxies'
+     * fields follow the C type's, whose dealloc, traverse and clear they call. */
+    proxy_native = base;
+    while (proxy_native->tp_base != NULL && proxy_native->tp_dealloc == base->tp_dealloc
+           && proxy_native->tp_base->tp_basicsize == base->tp_basicsize)
+        proxy_native = proxy_native->tp_base;
+    if (proxy_native->tp_basicsize != base->tp_basicsize || !PyType_HasFeature(proxy_native, Py_TPFLAGS_HAVE_GC)
+        || proxy_native->tp_traverse == NULL || proxy_native->tp_clear == NULL || base->tp_itemsize != 0
+        || base->tp_new == NULL || base->tp_init == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s is not wrapt's ObjectProxy as callpin knows it", base->tp_name);
+        return NULL;
+    }
+    if ((name = PyUnicode_InternFromString("__wrapped__")) == NULL)
+        return NULL;
+    base_wrapped = _PyType_Lookup(base, name);
+    Py_DECREF(name);
+    if (base_wrapped == NULL || Py_TYPE(base_wrapped)->tp_descr_set == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s has no __wrapped__ to set", base->tp_name);
+        base_wrapped = NULL;
+        return NULL;
+    }
+    Py_INCREF(base_wrapped);
+    proxy_offset = (base->tp_basicsize + (Py_ssize_t)sizeof(void *) - 1) / (Py_ssize_t)sizeof(void *)
+                   * (Py_ssize_t)sizeof(void *);
+    size = proxy_offset + (Py_ssize_t)sizeof(ProxyData);
+    SpyProxy_spec.basicsize = BoundSpyProxy_spec.basicsize = (int)size;
+    SpyProxy_members[0].offset = BoundSpyProxy_members[0].offset = proxy_offset + offsetof(ProxyData, vectorcall);
+    if ((bases = PyTuple_Pack(1, base)) == NULL)
+        goto fail;
+    if ((made = PyType_FromSpecWithBases(&SpyProxy_spec, bases)) == NULL
+        || (bound = PyType_FromSpecWithBases(&BoundSpyProxy_spec, bases)) == NULL)
+        goto fail;
+    if (PyModule_AddObjectRef(module, "SpyProxy", made) < 0 || PyModule_AddObjectRef(module, "BoundSpyProxy", bound) < 0)
+        goto fail;
+    Py_DECREF(bases);
+    proxy_base = (PyTypeObject *)Py_NewRef(base);
+    wrapper_base = (PyTypeObject *)Py_NewRef(function_wrapper);
+    spy_proxy_type = (PyTypeObject *)made;
+    bound_proxy_type = (PyTypeObject *)bound;
+    return PyTuple_Pack(2, made, bound);
+fail:
+    Py_XDECREF(bases);
+    Py_XDECREF(made);
+    Py_XDECREF(bound);
+    Py_CLEAR(base_wrapped);
+    return NULL;
+}
 
 /* ------------------------------------------------------------------------------------
  * configure(**codec.SPEEDUPS_INTERFACE) */
@@ -3486,6 +4174,16 @@ static const Part parts[] = {
 };
 #define PARTS ((Py_ssize_t)(sizeof(parts) / sizeof(parts[0])))
 #define FIRST_DATETIME_PART 3
+
+/* The object given for the entry `name`. */
+static PyObject *given_of(const char *name, PyObject *given[])
+{
+    for (Py_ssize_t i = 0; i < PARTS; i++) {
+        if (strcmp(parts[i].name, name) == 0)
+            return given[i];
+    }
+    return NULL;
+}
 
 /* The datetime fields are read with the C API's macros, valid only for its types. */
 static int check_datetime(PyObject *given[])
@@ -3554,6 +4252,11 @@ static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         Py_RETURN_NONE;
     }
+    numbering_table_slot = slot_offset((PyTypeObject *)given_of("Numbering", given), "table");
+    numbering_counters_slot = slot_offset((PyTypeObject *)given_of("Numbering", given), "counters");
+    uuid_int_slot = slot_offset((PyTypeObject *)given_of("UUID", given), "int");
+    if (numbering_table_slot < 0 || numbering_counters_slot < 0 || uuid_int_slot < 0)
+        return NULL;
     for (Py_ssize_t i = 0; i < PARTS; i++) {
         if (parts[i].slot != NULL)
             *parts[i].slot = Py_NewRef(given[i]);
@@ -3566,6 +4269,7 @@ static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS, configure_doc},
+    {"proxy_types", proxy_types, METH_VARARGS, proxy_types_doc},
     {NULL},
 };
 
@@ -3604,8 +4308,13 @@ PyMODINIT_FUNC PyInit__speedups(void)
         || intern(&s_ordinal, "ordinal") < 0 || intern(&s_instance, "instance") < 0
         || intern(&s_secret, "secret") < 0 || intern(&s_secret_key, "secret_key") < 0
         || intern(&s_key_rules, "key_rules") < 0 || intern(&s_text_rules, "text_rules") < 0
-        || intern(&s_redact, "redact") < 0 || intern(&s_tmp_prefixes, "tmp_prefixes") < 0)
+        || intern(&s_redact, "redact") < 0 || intern(&s_tmp_prefixes, "tmp_prefixes") < 0
+        || intern(&s_self, "__self__") < 0 || intern(&s_self_binding, "_self_binding") < 0)
         return NULL;
+    for (int i = 0; i < BINDINGS; i++) {
+        if (intern(&binding_strs[i], binding_names[i]) < 0)
+            return NULL;
+    }
     if ((py_zero = PyLong_FromLong(0)) == NULL || (py_one = PyLong_FromLong(1)) == NULL)
         return NULL;
     if (!PyThread_tss_is_created(&inside_key) && PyThread_tss_create(&inside_key) != 0) {

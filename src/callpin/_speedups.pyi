@@ -1,4 +1,4 @@
-"""Types of the C extension: codec.Encoder and the per-call path of journal.py, which document them."""
+"""Types of the C extension: codec.Encoder, the per-call path of journal.py (which document them) and its proxies."""
 
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -41,3 +41,5 @@ class Spy:
     record_return: bool
     def __init__(self, journal: Journal, label: str, stub: Callable[..., Any] | None, record_return: bool) -> None: ...
     def __call__(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], /) -> Any: ...
+
+def proxy_types(object_proxy: type, function_wrapper_base: type, /) -> tuple[type, type]: ...

@@ -14,6 +14,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 import wrapt
 
+from . import _impl
 from .codec import see_through
 from .errors import TargetError, UsageError
 from .module_globals import GlobalsIndex, Mark, imported_since, mark
@@ -35,8 +36,31 @@ class SpyProxy(wrapt.FunctionWrapper):  # type: ignore[type-arg]  # subscripted 
 
     __bound_function_wrapper__ = BoundSpyProxy
 
+    def __init__(self, wrapped: Any, wrapper: Handler) -> None:
+        if type(wrapped) in _impl.PROXY_TYPES:
+            # wrapt takes the binding of a FunctionWrapper it wraps and works out any
+            # other's from its type, which the C spy's proxy does not have: a builtin
+            # under it would bind as a callable, its __self__ taken for a receiver.
+            # Bound as the proxy it wraps, as over another FunctionWrapper.
+            binding = wrapped._self_binding
+            _FUNCTION_WRAPPER_BASE.__init__(self, wrapped, None, wrapper, None, binding)
+        else:
+            super().__init__(wrapped, wrapper)
 
-see_through(SpyProxy, BoundSpyProxy)
+
+# wrapt's base of FunctionWrapper, whose __init__ takes the binding.
+_FUNCTION_WRAPPER_BASE: Any = wrapt.FunctionWrapper.__base__
+
+
+# Every type of callpin's proxies: wrapt's FunctionWrapper of callpin's own, and the C
+# spy's own (_impl.PROXY_TYPES).
+PROXY_TYPES: tuple[type, ...] = (SpyProxy, BoundSpyProxy, *_impl.PROXY_TYPES)
+see_through(*PROXY_TYPES)
+
+
+def make_proxy(wrapped: Any, handler: Handler) -> Any:
+    """The proxy of one target: the C spy's own for a C Spy, else a wrapt FunctionWrapper of callpin's."""
+    return _impl.PROXY_OF.get(type(handler), SpyProxy)(wrapped, handler)
 
 
 @dataclass(frozen=True, eq=False)
@@ -404,7 +428,7 @@ class Patcher:
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
-            proxies = [(site, SpyProxy(_wrappable(site), handler)) for site, handler in current]
+            proxies = [(site, make_proxy(_wrappable(site), handler)) for site, handler in current]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies, opener) if aliases else []

@@ -18,7 +18,7 @@ import wrapt
 
 from .errors import UsageError
 from .journal import run_stub
-from .spy import BoundSpyProxy, Flavor, Handler, SpyProxy
+from .spy import PROXY_TYPES, Flavor, Handler
 
 
 class ReceivingStub:
@@ -52,7 +52,7 @@ def with_receiver(stub: Callable[..., Any]) -> ReceivingStub:
 
 def plain(stub: Callable[..., Any], covered: Any) -> bool:
     """Whether a spy can run `stub` itself: no receiver wanted and no spy of callpin's beneath."""
-    return not isinstance(stub, ReceivingStub) and not isinstance(covered, (SpyProxy, BoundSpyProxy))
+    return not isinstance(stub, ReceivingStub) and not isinstance(covered, PROXY_TYPES)
 
 
 def stub_handler(stub: Callable[..., Any], flavor: Flavor) -> Handler:
@@ -139,7 +139,7 @@ def _layer(wrapped: Any, instance: Any) -> tuple[Any, Any] | None:
     elif kind is functools.partial and _only(wrapped.args, instance) and not wrapped.keywords:
         wrapped = wrapped.func
     # type(): isinstance() would ask the proxied object's own __class__.
-    if not issubclass(type(wrapped), (SpyProxy, BoundSpyProxy)):
+    if not issubclass(type(wrapped), PROXY_TYPES):
         return None
     return wrapped._self_wrapper, wrapped.__wrapped__
 
