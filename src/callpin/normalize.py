@@ -170,9 +170,14 @@ class RuleSet:
         self.tmp_prefixes: tuple[str, ...] = TMP_ROOTS if "tmp" in seen else ()
         self.user_rules = tuple(r for r in self.rules if not r.builtin)
         # The built-in uuid and timestamp rules need a '-', URL credentials an '@', secret
-        # parameters an '=' and temporary paths the temp folder's name: a string with none
-        # of them skips the scan.
+        # parameters an '=', temporary paths the temp folder's name and addresses (in
+        # reprs) a "0x": a string with none of these needles skips the scan.
         self._builtin_only = not any(r.kind == "text" for r in self.user_rules)
+        needles = ("-",) if self.uuid or self.timestamp else ()
+        if self.redact:
+            needles += ("@", "=")
+        self._needles: tuple[str, ...] = needles + self.tmp_prefixes
+        self._repr_needles: tuple[str, ...] = self._needles + (("0x",) if self.address is not None else ())
         self._secret_names: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
@@ -304,7 +309,9 @@ class Numbering:
         self.counters: dict[str, int] = {}
 
     def number(self, placeholder: str, key: str) -> int:
-        known = self.table.setdefault(placeholder, {})
+        known = self.table.get(placeholder)
+        if known is None:
+            known = self.table[placeholder] = {}
         found = known.get(key)
         if found is None:
             found = self.counters.get(placeholder, 0) + 1
@@ -366,12 +373,13 @@ def _search(one: Rule, text: str, pos: int, length: int) -> re.Match[str] | None
 
 def may_match(text: str, rules: RuleSet, reprs: bool) -> bool:
     """False when no built-in text rule of `rules` can match `text`: each needs a text it lacks."""
-    return (
-        "-" in text
-        or (reprs and "0x" in text)
-        or (rules.redact and ("@" in text or "=" in text))
-        or any(prefix in text for prefix in rules.tmp_prefixes)
-    )
+    # A loop over needles chosen once per rule set: this runs for every new text the
+    # Python encoder writes, where a generator (or a regex search) cost more than the
+    # few substring tests themselves.
+    for needle in rules._repr_needles if reprs else rules._needles:
+        if needle in text:
+            return True
+    return False
 
 
 def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bool = False, peek: bool = False) -> str:
