@@ -701,8 +701,10 @@ class Encoder:
         self._normalizing = bool(rules)
         self._builtin_text = bool(getattr(rules, "_builtin_only", False))
         self._redacting = bool(getattr(rules, "key_rules", ()))
-        # Texts that no rule of `rules` can change, with their bytes (see _str).
+        # Texts that no rule of `rules` can change, with their bytes (see _str), and
+        # whether the value under each name asked about is redacted (see _secret_key).
         self._plain: dict[str, bytes] = {}
+        self._secret_names: dict[str, bool] = {}
 
     # -- public --------------------------------------------------------------------
 
@@ -860,7 +862,7 @@ class Encoder:
     def _value(self, obj: Any, out: bytearray, depth: int) -> None:
         cls = type(obj)
         # The commonest values first, as their handlers would write them: a text written
-        # before that no rule changes, a fixint, None.
+        # before that no rule changes, an int of the 64-bit forms, None.
         if cls is str:
             known = self._plain.get(obj)
             if known is not None:
@@ -869,6 +871,9 @@ class Encoder:
         elif cls is int:
             if -0x20 <= obj < 0x80:
                 out.append(obj & 0xFF)
+                return
+            if -0x8000_0000_0000_0000 <= obj <= 0xFFFF_FFFF_FFFF_FFFF:
+                out += self._pack(obj)
                 return
         elif obj is None:
             out.append(0xC0)
@@ -933,7 +938,13 @@ class Encoder:
         if not self._redacting or self._mode == _RAW or not isinstance(key, str):
             return False
         # A str subclass is asked as the text it holds: its own hash and comparisons never run.
-        return bool(self._rules.secret_key(str.__str__(key)))
+        name = str.__str__(key)
+        known = self._secret_names.get(name)
+        if known is None:
+            known = bool(self._rules.secret_key(name))
+            if len(self._secret_names) < _PLAIN_KEPT:
+                self._secret_names[name] = known
+        return known
 
     def _secret(self, value: Any, out: bytearray, depth: int) -> None:
         """A redacted value: `<secret:N>`, numbered by a str's text, anything else's bytes (None stays None)."""
@@ -1048,16 +1059,23 @@ class Encoder:
         return bytes(piece[start:])
 
     def _list(self, obj: list[Any], out: bytearray, depth: int) -> None:
-        if len(obj) > MAX_ITEMS:
-            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
-        if not self._enter(obj, out):
+        size = len(obj)
+        if size > MAX_ITEMS:
+            raise TooLarge(f"{size} items exceed the limit of {MAX_ITEMS}")
+        # _enter, written out here and in _dict: these two are most of the containers written.
+        stack = self._stack
+        if id(obj) in stack:
+            self._cycle(id(obj), out)
             return
+        stack.append(id(obj))
         try:
             # The header is written first: a list that a callback grows or shrinks
             # while it is encoded would no longer match it (a growing one might never
             # end), so it is marked instead, as a dict is.
-            size = len(obj)
-            _pack_array_header(size, out)
+            if size < 16:
+                out.append(0x90 | size)
+            else:
+                _pack_array_header(size, out)
             value = self._value
             depth += 1
             for item in obj:
@@ -1067,26 +1085,46 @@ class Encoder:
             if len(obj) != size:
                 raise RuntimeError("list changed size during iteration")
         finally:
-            self._stack.pop()
+            stack.pop()
 
     def _dict(self, obj: dict[Any, Any], out: bytearray, depth: int) -> None:
-        if len(obj) > MAX_ITEMS:
-            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
-        if not self._enter(obj, out):
+        size = len(obj)
+        if size > MAX_ITEMS:
+            raise TooLarge(f"{size} items exceed the limit of {MAX_ITEMS}")
+        stack = self._stack
+        if id(obj) in stack:
+            self._cycle(id(obj), out)
             return
+        stack.append(id(obj))
         try:
-            _pack_map_header(len(obj), out)
+            if size < 16:
+                out.append(0x80 | size)
+            else:
+                _pack_map_header(size, out)
             value = self._value
-            secret_key = self._secret_key
+            plain = self._plain
+            # The redaction of each str key, known once per name: None when nothing is redacted.
+            secret_names = self._secret_names if self._redacting and self._mode != _RAW else None
             depth += 1
             for key, item in obj.items():
-                value(key, out, depth)
-                if secret_key(key):
+                if type(key) is str:
+                    known = plain.get(key)
+                    if known is None:
+                        value(key, out, depth)
+                    else:
+                        out += known
+                    secret = secret_names is not None and secret_names.get(key)
+                    if secret is None:
+                        secret = self._secret_key(key)
+                else:
+                    value(key, out, depth)
+                    secret = secret_names is not None and self._secret_key(key)
+                if secret:
                     self._secret(item, out, depth)
                 else:
                     value(item, out, depth)
         finally:
-            self._stack.pop()
+            stack.pop()
 
     def _tuple(self, obj: tuple[Any, ...], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
@@ -1165,7 +1203,11 @@ class Encoder:
         numbering = self.numbering
         number = numbering.peek(name, key) if self._mode == _SHAPE else numbering.number(name, key)
         if type(number) is int:
-            _pack_ext(EXT_PLACEHOLDER, _PLACEHOLDER_HEADS[name] + self._pack(number), out)
+            # A payload of at most 17 bytes: its ext header is one of the small ones.
+            payload = _PLACEHOLDER_HEADS[name] + self._pack(number)
+            out += _SMALL_EXT_HEAD[len(payload)]
+            out.append(EXT_PLACEHOLDER)
+            out += payload
         else:
             self._write_placeholder(name, number, out)
 

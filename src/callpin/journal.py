@@ -179,8 +179,17 @@ def sorted_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
 
     Names are compared as the plain text they hold, so a `str` subclass's own
     comparisons never decide the order, nor raise into the call being recorded.
+    Keywords already in order (as `str` names) are returned as they are, not copied.
     """
-    return dict(sorted(kwargs.items(), key=_keyword_name))
+    names = [*kwargs]
+    for name in names:
+        if type(name) is not str:
+            return dict(sorted(kwargs.items(), key=_keyword_name))
+    # Plain str names: compared by the interpreter alone, with no key function called.
+    ordered = sorted(names)
+    if ordered == names:
+        return kwargs
+    return {name: kwargs[name] for name in ordered}
 
 
 def _keyword_name(item: tuple[Any, Any]) -> Any:
