@@ -737,18 +737,24 @@ class Encoder:
         # The args field is an array and the kwargs field a map whatever the values do:
         # a value that cannot be encoded is a marker in its own place (see _field).
         # Written as a list and a dict are, or, when that fails as a whole (where _value
-        # would have written one marker for the field), item by item.
+        # would have written one marker for the field), item by item. Empty ones (every
+        # return, raise and mark) are one byte.
         items = list(args)
-        if not self._whole_field(self._list, items, out):
+        if not items:
+            out.append(0x90)
+        elif len(items) > MAX_ITEMS or not self._whole_field(self._args, items, out):
             self._items_field(items, out)
-        if type(kwargs) is dict:
-            written = self._whole_field(self._dict, kwargs, out)
-        else:
+        if type(kwargs) is not dict:
             start = len(out)
             self._field(kwargs, out)
             written = _MAP_HEAD[out[start]]
             if not written:
                 del out[start:]
+        elif kwargs:
+            written = self._whole_field(self._dict, kwargs, out)
+        else:
+            out.append(0x80)
+            written = True
         if not written:
             self._pairs_field(kwargs, out)
         if value is None:
@@ -799,6 +805,18 @@ class Encoder:
             del out[start:]
             return False
         return True
+
+    def _args(self, items: list[Any], out: bytearray, depth: int) -> None:
+        """The args field's items, as `_list` writes them: the list is encode_event's own, so no
+        value can hold it (it needs no place on the cycle stack) and none changes its size."""
+        size = len(items)
+        if size < 16:
+            out.append(0x90 | size)
+        else:
+            _pack_array_header(size, out)
+        value = self._value
+        for item in items:
+            value(item, out, 1)
 
     def _items_field(self, items: list[Any], out: bytearray) -> None:
         """The args field when the list as a whole could not be encoded: each item in its place."""

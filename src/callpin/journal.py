@@ -181,15 +181,19 @@ def sorted_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
     comparisons never decide the order, nor raise into the call being recorded.
     Keywords already in order (as `str` names) are returned as they are, not copied.
     """
-    names = [*kwargs]
-    for name in names:
+    in_order = True
+    previous = ""
+    for name in kwargs:
         if type(name) is not str:
             return dict(sorted(kwargs.items(), key=_keyword_name))
-    # Plain str names: compared by the interpreter alone, with no key function called.
-    ordered = sorted(names)
-    if ordered == names:
+        if name < previous:
+            in_order = False
+        previous = name
+    if in_order:
         return kwargs
-    return {name: kwargs[name] for name in ordered}
+    # Plain str names, all different: the pairs are ordered by their names alone,
+    # compared by the interpreter with no key function called.
+    return dict(sorted(kwargs.items()))
 
 
 def _keyword_name(item: tuple[Any, Any]) -> Any:
