@@ -15,10 +15,15 @@ import callpin
 from callpin.codec import Encoder, decode, encode
 from callpin.errors import UsageError
 from callpin.normalize import (
+    ADDRESS,
     DEFAULT_RULES,
     NO_RULES,
+    REDACT,
+    TIMESTAMP,
+    UUID,
     Numbering,
     RuleSet,
+    may_match,
     normalize_text,
     rule,
     secret_keys,
@@ -149,6 +154,16 @@ def test_normalizing_afterwards_gives_the_same_bytes_as_while_encoding(values):
     while_encoding = encode(values, rules)
     afterwards = Encoder(rules).encode(decode(encode(values, NO_RULES)))
     assert while_encoding == afterwards
+
+
+def test_a_text_is_scanned_only_when_it_holds_a_needle_of_the_rules_in_the_set():
+    assert may_match("ch-1", RuleSet([UUID]), reprs=False)
+    assert not may_match("ch-1", RuleSet([REDACT]), reprs=False)
+    assert may_match("a=b", RuleSet([REDACT]), reprs=False)
+    assert not may_match("a=b", RuleSet([UUID, TIMESTAMP]), reprs=False)
+    assert may_match("<Gateway at 0x7f3a2c1b4d90>", RuleSet([ADDRESS]), reprs=True)
+    assert not may_match("<Gateway at 0x7f3a2c1b4d90>", RuleSet([UUID]), reprs=True)
+    assert not may_match("<Gateway at 0x7f3a2c1b4d90>", RuleSet([ADDRESS]), reprs=False)
 
 
 def test_normalization_is_idempotent():

@@ -815,8 +815,13 @@ class Encoder:
         else:
             _pack_array_header(size, out)
         value = self._value
+        plain = self._plain
         for item in items:
-            value(item, out, 1)
+            known = plain.get(item) if type(item) is str else None
+            if known is None:
+                value(item, out, 1)
+            else:
+                out += known
 
     def _items_field(self, items: list[Any], out: bytearray) -> None:
         """The args field when the list as a whole could not be encoded: each item in its place."""
@@ -1095,11 +1100,17 @@ class Encoder:
             else:
                 _pack_array_header(size, out)
             value = self._value
+            plain = self._plain
             depth += 1
             for item in obj:
                 if len(obj) != size:
                     break
-                value(item, out, depth)
+                # A text written before is the commonest item: written here without a call.
+                known = plain.get(item) if type(item) is str else None
+                if known is None:
+                    value(item, out, depth)
+                else:
+                    out += known
             if len(obj) != size:
                 raise RuntimeError("list changed size during iteration")
         finally:
@@ -1139,8 +1150,12 @@ class Encoder:
                     secret = secret_names is not None and self._secret_key(key)
                 if secret:
                     self._secret(item, out, depth)
-                else:
+                    continue
+                known = plain.get(item) if type(item) is str else None
+                if known is None:
                     value(item, out, depth)
+                else:
+                    out += known
         finally:
             stack.pop()
 

@@ -173,7 +173,7 @@ class RuleSet:
         # parameters an '=', temporary paths the temp folder's name and addresses (in
         # reprs) a "0x": a string with none of these needles skips the scan.
         self._builtin_only = not any(r.kind == "text" for r in self.user_rules)
-        needles = ("-",) if self.uuid or self.timestamp else ()
+        needles: tuple[str, ...] = ("-",) if self.uuid or self.timestamp else ()
         if self.redact:
             needles += ("@", "=")
         self._needles: tuple[str, ...] = needles + self.tmp_prefixes
