@@ -23,6 +23,7 @@ from targets import check
 
 import callpin
 from callpin import _impl, codec, logfile
+from callpin.event import KIND_CODES
 from callpin.normalize import DEFAULT_RULES
 
 ROUNDS = int(os.environ.get("CALLPIN_BENCH_ROUNDS", "7"))
@@ -263,7 +264,7 @@ def log_table(folder: str) -> list[str]:
     with logfile.LogReader(path) as reader, open(json_path, "w", encoding="utf-8") as out:
         for event in reader:
             row = [
-                logfile.KIND_CODES[event.kind],
+                KIND_CODES[event.kind],
                 event.label,
                 list(event.args),
                 event.kwargs,
