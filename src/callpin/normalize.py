@@ -118,9 +118,7 @@ TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True, needles=("-
 ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True, needles=("0x",))
 # `redact` is both kinds: URL credentials and secret parameters in strings, and the values
 # of secret names.
-REDACT = Rule(
-    "redact", "secret", f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}", builtin=True, needles=("@", "=")
-)
+REDACT = Rule("redact", "secret", f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}", builtin=True, needles=("@", "="))
 TMP = Rule("tmp", "tmp", TMP_PATTERN, builtin=True, needles=TMP_ROOTS)
 BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT, TMP)}
 _TAKEN = ("ts", "addr", "secret")
