@@ -628,8 +628,8 @@ def _pack_ext(code: int, payload: bytes | bytearray, out: bytearray) -> None:
     out += payload
 
 
-# The first bytes of an array and of a map: how encode_event sees that a field kept its shape.
-_ARRAY_HEAD = tuple(0x90 <= byte <= 0x9F or byte in (0xDC, 0xDD) for byte in range(256))
+# The first bytes of a map: how encode_event sees that a kwargs field of another type than
+# dict was written as a map.
 _MAP_HEAD = tuple(0x80 <= byte <= 0x8F or byte in (0xDE, 0xDF) for byte in range(256))
 
 
@@ -671,10 +671,10 @@ class Encoder:
     same constructor, methods and bytes.
 
     How a value is written: `_value` looks its exact type up in `_HANDLERS` (after three
-    shortcuts for the commonest values: a text written before, a small int, None); types
-    it does not know go through `canonical_form`. Each handler writes msgpack into `out`.
-    Everything a value's handling reads from the rules is read once, when the rules are
-    assigned.
+    shortcuts for the commonest values: a text written before, an int of the 64-bit forms,
+    None); types it does not know go through `canonical_form`. Each handler writes msgpack
+    into `out`. Everything a value's handling reads from the rules is read once, when the
+    rules are assigned (docs/speedups.md, "The pure-Python path").
     """
 
     def __init__(self, rules: RuleSet = DEFAULT_RULES) -> None:
