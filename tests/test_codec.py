@@ -33,7 +33,7 @@ from callpin.codec import (
     unregister,
 )
 from callpin.errors import CorruptLog, LimitExceeded, UsageError
-from callpin.normalize import DEFAULT_RULES, NO_RULES, rule
+from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule
 
 
 @pytest.mark.parametrize(
@@ -614,6 +614,120 @@ def test_an_error_message_past_the_size_limit_is_replaced_by_a_text_saying_so(en
     frame = encoder_class().encode_event(2, "billing.charge", [], {}, None, ("Big", message), 1, 0)
     reason = f"str of {codec.MAX_STR + 1} bytes exceeds the limit of {codec.MAX_STR}"
     assert decode(frame)[5] == ["Big", f"<unencodable str: {reason}>"]
+
+
+# -- the forms the shortcuts of the Python encoder write ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("count", "tail"),
+    [
+        (100, "c7070f92a475756964" + "64"),
+        (200, "d70f92a475756964" + "ccc8"),
+        (300, "c7090f92a475756964" + "cd012c"),
+    ],
+)
+def test_a_placeholder_number_is_written_in_its_smallest_int_form(encoder_class, count, tail):
+    keys = [uuid.UUID(int=n) for n in range(1, count + 1)]
+    encoded = encoder_class().encode(keys)
+    assert decode(encoded) == [codec.Placeholder("uuid", n) for n in range(1, count + 1)]
+    assert encoded.hex().endswith(tail)
+
+
+@pytest.mark.parametrize("number", [0, 1, 2**64, 2**127, 2**128 - 1, 0x0123456789ABCDEF0123456789ABCDEF])
+def test_a_uuid_is_numbered_by_the_text_str_gives_it(number):
+    value = uuid.UUID(int=number)
+    assert codec._uuid_text(value) == str(value)
+
+
+def test_a_uuid_and_its_text_in_one_event_share_a_number(encoder_class):
+    key = uuid.UUID("12345678-9abc-4def-8123-456789abcdef")
+    frame = encoder_class().encode_event(0, "l", [key], {"note": f"key {str(key).upper()}"}, None, None, 1, 0)
+    assert decode(frame)[2:4] == [[codec.Placeholder("uuid", 1)], {"note": "key <uuid:1>"}]
+
+
+def test_empty_args_and_kwargs_fields_are_one_byte_each(encoder_class):
+    frame = encoder_class().encode_event(1, "l", (), {}, 5, None, 1, 0)
+    assert frame == bytes.fromhex("9801a16c908005c00100")
+
+
+def test_args_that_hold_their_own_tuple_mark_the_cycle_as_a_list_of_them_would(encoder_class):
+    inner: list[Any] = []
+    args = (inner,)
+    inner.append(args)
+    frame = encoder_class(NO_RULES).encode_event(0, "l", args, {}, None, None, 1, 0)
+    assert decode(frame)[2] == [[(Cycle(2),)]]
+
+
+def test_a_recurring_text_is_checked_against_the_rules_once(monkeypatch):
+    checked: list[str] = []
+
+    def counting(text: str, rules: Any, reprs: bool) -> bool:
+        checked.append(text)
+        return may_match(text, rules, reprs)
+
+    may_match = codec.may_match
+    monkeypatch.setattr(codec, "may_match", counting)
+    encoder = codec.Encoder()
+    values = ["usd", "usd", {"usd": "usd"}, ("usd",), ["eur", "usd"]]
+    assert decode(encoder.encode(values)) == ["usd", "usd", {"usd": "usd"}, ("usd",), ["eur", "usd"]]
+    assert checked == ["usd", "eur"]
+
+
+def test_the_texts_the_python_encoder_keeps_are_short_and_bounded():
+    encoder = codec.Encoder()
+    long_text = "x" * (codec._PLAIN_LONGEST + 1)
+    encoder.encode([long_text, *(f"text {n}" for n in range(codec._PLAIN_KEPT + 10))])
+    assert len(encoder._plain) == codec._PLAIN_KEPT
+    assert long_text not in encoder._plain
+    assert decode(encoder.encode(["text 5", f"text {codec._PLAIN_KEPT + 5}"])) == [
+        "text 5",
+        f"text {codec._PLAIN_KEPT + 5}",
+    ]
+
+
+def test_a_text_kept_is_written_alike_in_every_place_a_text_goes(encoder_class):
+    encoder = encoder_class()
+    encoder.encode("plain")
+    kept = encoder.encode(
+        [
+            "plain",
+            {"plain": "plain"},
+            ("plain",),
+            Record("r", (("plain", "plain"),)),
+            codec.Opaque("plain", "plain"),
+            b"plain",
+        ]
+    )
+    fresh = encoder_class().encode(
+        [
+            "plain",
+            {"plain": "plain"},
+            ("plain",),
+            Record("r", (("plain", "plain"),)),
+            codec.Opaque("plain", "plain"),
+            b"plain",
+        ]
+    )
+    assert kept == fresh
+
+
+def test_a_key_names_redaction_is_asked_of_the_rules_once_per_encoder(encoder_class):
+    asked: list[str] = []
+
+    class Asking(RuleSet):
+        def secret_key(self, name: str) -> bool:
+            asked.append(name)
+            return super().secret_key(name)
+
+    encoder = encoder_class(Asking(DEFAULT_RULES.rules))
+    encoded = encoder.encode([{"token": "t1", "x": 1}, {"token": "t2", "x": 2}, {"token": "t1"}])
+    assert decode(encoded) == [
+        {"token": codec.Placeholder("secret", 1), "x": 1},
+        {"token": codec.Placeholder("secret", 2), "x": 2},
+        {"token": codec.Placeholder("secret", 1)},
+    ]
+    assert asked == ["token", "x"]
 
 
 # -- what the C encoder takes --------------------------------------------------------------

@@ -132,6 +132,25 @@ def test_keyword_arguments_are_recorded_sorted_by_name(parts):
     assert [list(e.kwargs) for e in events(made)] == [["alpha", "mid", "zeta"]]
 
 
+def test_keywords_already_in_order_are_kept_as_they_were_given():
+    given = {"amount": 1, "currency": "usd"}
+    assert journal.sorted_keywords(given) is given
+    shuffled = {"currency": "usd", "amount": 1}
+    assert list(journal.sorted_keywords(shuffled).items()) == [("amount", 1), ("currency", "usd")]
+    assert list(shuffled) == ["currency", "amount"]
+
+
+def test_keywords_named_by_str_subclasses_are_ordered_by_their_text():
+    class Named(str):
+        def __lt__(self, other: object) -> bool:
+            raise AssertionError("compared through the subclass")
+
+        __gt__ = __le__ = __ge__ = __lt__
+
+    given = {Named("b"): 1, "a": 2, Named("c"): 3}
+    assert [str.__str__(name) for name in journal.sorted_keywords(given)] == ["a", "b", "c"]
+
+
 def test_the_spy_shows_what_it_was_made_with(parts):
     made = make_journal(parts, record_raise=False)
     stub = callpin.returns(1)

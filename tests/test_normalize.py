@@ -15,10 +15,15 @@ import callpin
 from callpin.codec import Encoder, decode, encode
 from callpin.errors import UsageError
 from callpin.normalize import (
+    ADDRESS,
     DEFAULT_RULES,
     NO_RULES,
+    REDACT,
+    TIMESTAMP,
+    UUID,
     Numbering,
     RuleSet,
+    may_match,
     normalize_text,
     rule,
     secret_keys,
@@ -151,6 +156,16 @@ def test_normalizing_afterwards_gives_the_same_bytes_as_while_encoding(values):
     assert while_encoding == afterwards
 
 
+def test_a_text_is_scanned_only_when_it_holds_a_needle_of_the_rules_in_the_set():
+    assert may_match("ch-1", RuleSet([UUID]), reprs=False)
+    assert not may_match("ch-1", RuleSet([REDACT]), reprs=False)
+    assert may_match("a=b", RuleSet([REDACT]), reprs=False)
+    assert not may_match("a=b", RuleSet([UUID, TIMESTAMP]), reprs=False)
+    assert may_match("<Gateway at 0x7f3a2c1b4d90>", RuleSet([ADDRESS]), reprs=True)
+    assert not may_match("<Gateway at 0x7f3a2c1b4d90>", RuleSet([UUID]), reprs=True)
+    assert not may_match("<Gateway at 0x7f3a2c1b4d90>", RuleSet([ADDRESS]), reprs=False)
+
+
 def test_normalization_is_idempotent():
     once = decode(encode("id 12345678-1234-5678-1234-567812345678"))
     assert decode(encode(once)) == once
@@ -182,8 +197,25 @@ def test_a_text_of_many_matches_of_one_rule_is_searched_once_per_match():
         for one, pattern in zip(rules.text_rules, counting, strict=True):
             object.__setattr__(one, "compiled", pattern.pattern)
     # Before, every rule was searched again after every match: 5 x 1001 searches,
-    # each to the end of the text for the rules that never match.
-    assert [pattern.searches for pattern in counting] == [1001, 1, 1, 1, 1]
+    # each to the end of the text for the rules that never match. redact and tmp are
+    # not searched at all: the text holds none of their needles ('@', '=', the temp folder).
+    assert [pattern.searches for pattern in counting] == [1001, 1, 0, 0, 1]
+
+
+def test_a_rule_is_not_searched_in_a_text_without_its_needles():
+    rules = DEFAULT_RULES.with_rules([rule(r"T-[0-9]+", "ticket")])
+    counting = []
+    for one in rules.text_rules:
+        object.__setattr__(one, "compiled", CountingPattern(one.compiled))
+        counting.append(one.compiled)
+    try:
+        assert normalize_text("plain words", rules, Numbering()) == "plain words"
+        assert normalize_text("pay?token=abc", rules, Numbering()) == "pay?token=<secret:1>"
+    finally:
+        for one, pattern in zip(rules.text_rules, counting, strict=True):
+            object.__setattr__(one, "compiled", pattern.pattern)
+    # uuid, timestamp, redact, tmp, ticket: the user rule has no needles, redact's '=' is there once.
+    assert [pattern.searches for pattern in counting] == [0, 0, 2, 0, 2]
 
 
 # -- redact ----------------------------------------------------------------------------------

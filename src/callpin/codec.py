@@ -15,7 +15,6 @@ import datetime as _dt
 import enum
 import pathlib
 import re
-import struct
 import uuid as _uuid
 import weakref
 from collections import Counter, UserString
@@ -91,7 +90,6 @@ _LIMIT_NAME = re.compile(r"exceeds (max_[a-z_]+)\(")
 _MAP16, _MAP32 = b"\xde", b"\xdf"
 
 _CANONICAL_NAN = b"\xcb\x7f\xf8\x00\x00\x00\x00\x00\x00"
-_pack_double = struct.Struct(">d").pack
 
 
 # ---------------------------------------------------------------------------
@@ -611,15 +609,17 @@ def _pack_map_header(size: int, out: bytearray) -> None:
 
 
 _FIXEXT = {1: 0xD4, 2: 0xD5, 4: 0xD6, 8: 0xD7, 16: 0xD8}
+# The header of an ext payload of each size up to 255 (before its code): a fixext of its
+# size, else ext 8. Nearly every ext callpin writes is that small.
+_SMALL_EXT_HEAD = tuple(
+    bytes((_FIXEXT[size],)) if size in _FIXEXT else b"\xc7" + size.to_bytes(1, "big") for size in range(0x100)
+)
 
 
 def _pack_ext(code: int, payload: bytes | bytearray, out: bytearray) -> None:
     size = len(payload)
-    fixed = _FIXEXT.get(size)
-    if fixed is not None:
-        out.append(fixed)
-    elif size <= 0xFF:
-        out += b"\xc7" + size.to_bytes(1, "big")
+    if size <= 0xFF:
+        out += _SMALL_EXT_HEAD[size]
     elif size <= 0xFFFF:
         out += b"\xc8" + size.to_bytes(2, "big")
     else:
@@ -628,8 +628,8 @@ def _pack_ext(code: int, payload: bytes | bytearray, out: bytearray) -> None:
     out += payload
 
 
-# The first bytes of an array and of a map: how encode_event sees that a field kept its shape.
-_ARRAY_HEAD = tuple(0x90 <= byte <= 0x9F or byte in (0xDC, 0xDD) for byte in range(256))
+# The first bytes of a map: how encode_event sees that a kwargs field of another type than
+# dict was written as a map.
 _MAP_HEAD = tuple(0x80 <= byte <= 0x8F or byte in (0xDE, 0xDF) for byte in range(256))
 
 
@@ -653,28 +653,58 @@ _LOST_OTHER = _lost("encoding failed")
 
 _NORMAL, _SHAPE, _RAW = 0, 1, 2
 
+# The texts an encoder has seen no rule of its set can change are kept with their bytes:
+# labels, keyword and key names and the values that recur (a currency, a status) are
+# then written with one lookup. Short texts only, and a bounded number per encoder.
+_PLAIN_LONGEST = 64
+_PLAIN_KEPT = 4096
+
+# The start of a placeholder's payload, `[name, `, for the placeholders values are
+# replaced with outside of text (text rules go through normalize_text).
+_PLACEHOLDER_HEADS = {name: b"\x92" + bytes((0xA0 | len(name),)) + name.encode() for name in ("uuid", "ts", "secret")}
+
 
 class Encoder:
     """Canonical encoder with normalization; one per log (it owns the numbering).
 
     Not thread-safe: the recorder serializes calls. The C `_speedups.Encoder` has the
     same constructor, methods and bytes.
+
+    How a value is written: `_value` looks its exact type up in `_HANDLERS` (after three
+    shortcuts for the commonest values: a text written before, an int of the 64-bit forms,
+    None); types it does not know go through `canonical_form`. Each handler writes msgpack
+    into `out`. Everything a value's handling reads from the rules is read once, when the
+    rules are assigned (docs/speedups.md, "The pure-Python path").
     """
 
     def __init__(self, rules: RuleSet = DEFAULT_RULES) -> None:
-        self.rules = rules
         self.numbering = Numbering()
         self._stack: list[int] = []
         self._mode = _NORMAL
-        # What `rules` asks of text, read again whenever `rules` is another object.
-        self._rules_read: RuleSet | None = None
-        self._normalizing = False
-        self._builtin_text = False
-        self._redacting = False
         # The instance numbers of this log's objects, shared with its receivers.
         self.identities = Identities()
         # How many object states enclose the value being written.
         self._objects = 0
+        # msgpack's packer writes an int of the 64-bit forms and a float exactly as the
+        # canonical form has them (the smallest form; float 64), in one call.
+        self._pack: Callable[[Any], bytes] = msgpack.Packer().pack
+        self.rules = rules
+
+    @property
+    def rules(self) -> RuleSet:
+        """The normalization rules: assigning others applies them from the next value written."""
+        return self._rules
+
+    @rules.setter
+    def rules(self, rules: RuleSet) -> None:
+        self._rules = rules
+        self._normalizing = bool(rules)
+        self._builtin_text = bool(getattr(rules, "_builtin_only", False))
+        self._redacting = bool(getattr(rules, "key_rules", ()))
+        # Texts that no rule of `rules` can change, with their bytes (see _str), and
+        # whether the value under each name asked about is redacted (see _secret_key).
+        self._plain: dict[str, bytes] = {}
+        self._secret_names: dict[str, bool] = {}
 
     # -- public --------------------------------------------------------------------
 
@@ -706,18 +736,31 @@ class Encoder:
         self._str(label, out)
         # The args field is an array and the kwargs field a map whatever the values do:
         # a value that cannot be encoded is a marker in its own place (see _field).
+        # Written as a list and a dict are, or, when that fails as a whole (where _value
+        # would have written one marker for the field), item by item. Empty ones (every
+        # return, raise and mark) are one byte.
         items = list(args)
-        start = len(out)
-        self._field(items, out)
-        if not _ARRAY_HEAD[out[start]]:
-            del out[start:]
+        if not items:
+            out.append(0x90)
+        elif len(items) > MAX_ITEMS or not self._whole_field(self._args, items, out):
             self._items_field(items, out)
-        start = len(out)
-        self._field(kwargs, out)
-        if not _MAP_HEAD[out[start]]:
-            del out[start:]
+        if type(kwargs) is not dict:
+            start = len(out)
+            self._field(kwargs, out)
+            written = _MAP_HEAD[out[start]]
+            if not written:
+                del out[start:]
+        elif kwargs:
+            written = self._whole_field(self._dict, kwargs, out)
+        else:
+            out.append(0x80)
+            written = True
+        if not written:
             self._pairs_field(kwargs, out)
-        self._field(value, out)
+        if value is None:
+            out.append(0xC0)
+        else:
+            self._field(value, out)
         if error is None:
             out.append(0xC0)
         else:
@@ -751,6 +794,34 @@ class Encoder:
             exc.__traceback__ = None
             del out[start:]
             out += _LOST_RECURSION if type(exc) is RecursionError else _LOST_OTHER
+
+    def _whole_field(self, write: Callable[[Any, bytearray, int], None], obj: Any, out: bytearray) -> bool:
+        """Write a field's container at depth 0 with its handler; False, and nothing written, when it failed."""
+        start = len(out)
+        try:
+            write(obj, out, 0)
+        except Exception as exc:
+            exc.__traceback__ = None
+            del out[start:]
+            return False
+        return True
+
+    def _args(self, items: list[Any], out: bytearray, depth: int) -> None:
+        """The args field's items, as `_list` writes them: the list is encode_event's own, so no
+        value can hold it (it needs no place on the cycle stack) and none changes its size."""
+        size = len(items)
+        if size < 16:
+            out.append(0x90 | size)
+        else:
+            _pack_array_header(size, out)
+        value = self._value
+        plain = self._plain
+        for item in items:
+            known = plain.get(item) if type(item) is str else None
+            if known is None:
+                value(item, out, 1)
+            else:
+                out += known
 
     def _items_field(self, items: list[Any], out: bytearray) -> None:
         """The args field when the list as a whole could not be encoded: each item in its place."""
@@ -812,19 +883,26 @@ class Encoder:
     # -- values ----------------------------------------------------------------------
 
     def _value(self, obj: Any, out: bytearray, depth: int) -> None:
-        start = len(out)
-        try:
-            cls = type(obj)
-            # The commonest values first, as their handlers write them.
-            if cls is str:
-                self._str(obj, out)
+        cls = type(obj)
+        # The commonest values first, as their handlers would write them: a text written
+        # before that no rule changes, an int of the 64-bit forms, None.
+        if cls is str:
+            known = self._plain.get(obj)
+            if known is not None:
+                out += known
                 return
-            if cls is int and -0x20 <= obj < 0x80:
+        elif cls is int:
+            if -0x20 <= obj < 0x80:
                 out.append(obj & 0xFF)
                 return
-            if obj is None:
-                out.append(0xC0)
+            if -0x8000_0000_0000_0000 <= obj <= 0xFFFF_FFFF_FFFF_FFFF:
+                out += self._pack(obj)
                 return
+        elif obj is None:
+            out.append(0xC0)
+            return
+        start = len(out)
+        try:
             handler = _HANDLERS.get(cls)
             # Only values that nest count against the depth limit; scalars and the
             # leaf markers are written at any depth (a decoded marker re-encodes as itself).
@@ -880,12 +958,16 @@ class Encoder:
 
     def _secret_key(self, key: Any) -> bool:
         """True when the value under `key` (a map key, keyword, attribute or field name) is redacted."""
-        if self.rules is not self._rules_read:
-            self._read_rules(self.rules)
         if not self._redacting or self._mode == _RAW or not isinstance(key, str):
             return False
         # A str subclass is asked as the text it holds: its own hash and comparisons never run.
-        return bool(self.rules.secret_key(str.__str__(key)))
+        name = str.__str__(key)
+        known = self._secret_names.get(name)
+        if known is None:
+            known = bool(self._rules.secret_key(name))
+            if len(self._secret_names) < _PLAIN_KEPT:
+                self._secret_names[name] = known
+        return known
 
     def _secret(self, value: Any, out: bytearray, depth: int) -> None:
         """A redacted value: `<secret:N>`, numbered by a str's text, anything else's bytes (None stays None)."""
@@ -923,7 +1005,9 @@ class Encoder:
         out.append(0xC3 if obj else 0xC2)
 
     def _int(self, obj: int, out: bytearray, depth: int) -> None:
-        if not _pack_int(obj, out):
+        if -0x8000_0000_0000_0000 <= obj <= 0xFFFF_FFFF_FFFF_FFFF:
+            out += self._pack(obj)
+        else:
             size = (obj.bit_length() + 8) // 8
             _pack_ext(EXT_BIGINT, obj.to_bytes(size, "big", signed=True), out)
 
@@ -931,19 +1015,32 @@ class Encoder:
         if obj != obj:
             out += _CANONICAL_NAN
         else:
-            out.append(0xCB)
-            out += _pack_double(obj)
+            out += self._pack(obj)
 
     def _str(self, obj: str, out: bytearray, depth: int = 0, *, reprs: bool = False) -> None:
         if type(obj) is not str:
             obj = _exact_str(obj)
-        rules = self.rules
-        if rules is not self._rules_read:
-            self._read_rules(rules)
+        if not reprs:
+            known = self._plain.get(obj)
+            if known is not None:
+                out += known
+                return
+        rules = self._rules
         # normalize_text returns a text untouched when only built-in rules apply and it
-        # has no '-' (nor, in a repr, "0x"); that common case skips the call.
-        if self._normalizing and self._mode != _RAW and (not self._builtin_text or may_match(obj, rules, reprs)):
-            obj = normalize_text(obj, rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE)
+        # lacks every text they need (may_match); that common case skips the call, and
+        # such a text, written the same whatever the numbering, is kept with its bytes.
+        if self._normalizing and (not self._builtin_text or may_match(obj, rules, reprs)):
+            if self._mode != _RAW:
+                obj = normalize_text(obj, rules, self.numbering, reprs=reprs, peek=self._mode == _SHAPE)
+        elif not reprs and len(obj) <= _PLAIN_LONGEST and len(self._plain) < _PLAIN_KEPT:
+            start = len(out)
+            self._text(obj, out)
+            self._plain[obj] = bytes(out[start:])
+            return
+        self._text(obj, out)
+
+    def _text(self, obj: str, out: bytearray) -> None:
+        """A str as msgpack str (or, with lone surrogates, ext 18), as it is."""
         try:
             data = obj.encode("utf-8")
         except UnicodeEncodeError:
@@ -960,19 +1057,13 @@ class Encoder:
             _pack_str_header(size, out)
         out += data
 
-    def _read_rules(self, rules: RuleSet) -> None:
-        self._rules_read = rules
-        self._normalizing = bool(rules)
-        self._builtin_text = bool(getattr(rules, "_builtin_only", False))
-        self._redacting = bool(getattr(rules, "key_rules", ()))
-
     def _check_size(self, size: int, cls: type) -> None:
         if size > MAX_STR:
             raise TooLarge(f"{cls.__name__} of {size} bytes exceeds the limit of {MAX_STR}")
 
     def _bytes(self, obj: bytes, out: bytearray, depth: int) -> None:
         self._check_size(len(obj), bytes)
-        if obj and self.rules and self._mode != _RAW:
+        if obj and self._normalizing and self._mode != _RAW:
             # Bytes that are UTF-8 text (a request body) get the text rules, and stay bytes.
             try:
                 text = obj.decode("utf-8")
@@ -991,40 +1082,82 @@ class Encoder:
         return bytes(piece[start:])
 
     def _list(self, obj: list[Any], out: bytearray, depth: int) -> None:
-        if len(obj) > MAX_ITEMS:
-            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
-        if not self._enter(obj, out):
+        size = len(obj)
+        if size > MAX_ITEMS:
+            raise TooLarge(f"{size} items exceed the limit of {MAX_ITEMS}")
+        # _enter, written out here and in _dict: these two are most of the containers written.
+        stack = self._stack
+        if id(obj) in stack:
+            self._cycle(id(obj), out)
             return
+        stack.append(id(obj))
         try:
             # The header is written first: a list that a callback grows or shrinks
             # while it is encoded would no longer match it (a growing one might never
             # end), so it is marked instead, as a dict is.
-            size = len(obj)
-            _pack_array_header(size, out)
+            if size < 16:
+                out.append(0x90 | size)
+            else:
+                _pack_array_header(size, out)
+            value = self._value
+            plain = self._plain
+            depth += 1
             for item in obj:
                 if len(obj) != size:
                     break
-                self._value(item, out, depth + 1)
+                # A text written before is the commonest item: written here without a call.
+                known = plain.get(item) if type(item) is str else None
+                if known is None:
+                    value(item, out, depth)
+                else:
+                    out += known
             if len(obj) != size:
                 raise RuntimeError("list changed size during iteration")
         finally:
-            self._stack.pop()
+            stack.pop()
 
     def _dict(self, obj: dict[Any, Any], out: bytearray, depth: int) -> None:
-        if len(obj) > MAX_ITEMS:
-            raise TooLarge(f"{len(obj)} items exceed the limit of {MAX_ITEMS}")
-        if not self._enter(obj, out):
+        size = len(obj)
+        if size > MAX_ITEMS:
+            raise TooLarge(f"{size} items exceed the limit of {MAX_ITEMS}")
+        stack = self._stack
+        if id(obj) in stack:
+            self._cycle(id(obj), out)
             return
+        stack.append(id(obj))
         try:
-            _pack_map_header(len(obj), out)
+            if size < 16:
+                out.append(0x80 | size)
+            else:
+                _pack_map_header(size, out)
+            value = self._value
+            plain = self._plain
+            # The redaction of each str key, known once per name: None when nothing is redacted.
+            secret_names = self._secret_names if self._redacting and self._mode != _RAW else None
+            depth += 1
             for key, item in obj.items():
-                self._value(key, out, depth + 1)
-                if self._secret_key(key):
-                    self._secret(item, out, depth + 1)
+                if type(key) is str:
+                    known = plain.get(key)
+                    if known is None:
+                        value(key, out, depth)
+                    else:
+                        out += known
+                    secret = secret_names is not None and secret_names.get(key)
+                    if secret is None:
+                        secret = self._secret_key(key)
                 else:
-                    self._value(item, out, depth + 1)
+                    value(key, out, depth)
+                    secret = secret_names is not None and self._secret_key(key)
+                if secret:
+                    self._secret(item, out, depth)
+                    continue
+                known = plain.get(item) if type(item) is str else None
+                if known is None:
+                    value(item, out, depth)
+                else:
+                    out += known
         finally:
-            self._stack.pop()
+            stack.pop()
 
     def _tuple(self, obj: tuple[Any, ...], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
@@ -1034,8 +1167,10 @@ class Encoder:
         try:
             payload = bytearray()
             _pack_array_header(len(obj), payload)
+            value = self._value
+            depth += 1
             for item in obj:
-                self._value(item, payload, depth + 1)
+                value(item, payload, depth)
             _pack_ext(EXT_TUPLE, payload, out)
         finally:
             self._stack.pop()
@@ -1073,7 +1208,7 @@ class Encoder:
         untouched), ties broken by their un-normalized bytes; they are then numbered
         in that order and finally sorted by their normalized bytes.
         """
-        if not self.rules or self._mode != _NORMAL:
+        if not self._normalizing or self._mode != _NORMAL:
             return sorted(self._encode_in_mode(item, self._mode, depth) for item in items)
         keyed = [(self._encode_in_mode(item, _SHAPE, depth), index) for index, item in enumerate(items)]
         keyed.sort(key=lambda pair: pair[0])
@@ -1091,17 +1226,23 @@ class Encoder:
         return sorted(self._encode_in_mode(items[index], _NORMAL, depth) for index in order)
 
     def _uuid(self, obj: _uuid.UUID, out: bytearray, depth: int) -> None:
-        if self.rules.uuid and self._mode != _RAW:
-            self._placeholder("uuid", str(obj), out)
+        if self._rules.uuid and self._mode != _RAW:
+            self._placeholder("uuid", _uuid_text(obj), out)
         else:
             _pack_ext(EXT_UUID, obj.bytes, out)
 
     def _placeholder(self, name: str, key: str, out: bytearray) -> None:
-        if self._mode == _SHAPE:
-            number = self.numbering.peek(name, key)
+        """`<name:N>` in place of a value (a uuid, a datetime, a secret), numbered by `key`."""
+        numbering = self.numbering
+        number = numbering.peek(name, key) if self._mode == _SHAPE else numbering.number(name, key)
+        if type(number) is int:
+            # A payload of at most 17 bytes: its ext header is one of the small ones.
+            payload = _PLACEHOLDER_HEADS[name] + self._pack(number)
+            out += _SMALL_EXT_HEAD[len(payload)]
+            out.append(EXT_PLACEHOLDER)
+            out += payload
         else:
-            number = self.numbering.number(name, key)
-        self._write_placeholder(name, number, out)
+            self._write_placeholder(name, number, out)
 
     def _inert_placeholder(self, obj: Placeholder, out: bytearray, depth: int) -> None:
         self._write_placeholder(obj.name, obj.number, out)
@@ -1120,7 +1261,7 @@ class Encoder:
         out += data
 
     def _datetime(self, obj: _dt.datetime, out: bytearray, depth: int) -> None:
-        if self.rules.timestamp and self._mode != _RAW:
+        if self._rules.timestamp and self._mode != _RAW:
             self._placeholder("ts", obj.isoformat(), out)
         else:
             _pack_ext(EXT_DATETIME, obj.isoformat().encode("ascii"), out)
@@ -1147,7 +1288,7 @@ class Encoder:
         text = str(obj)
         data = text.encode("utf-8", "surrogatepass")
         self._check_size(len(data), str)
-        if self.rules and self._mode != _RAW:
+        if self._normalizing and self._mode != _RAW:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:
@@ -1257,6 +1398,13 @@ class Encoder:
         for encoded in self._sorted_elements(items, depth + 1):
             payload += encoded
         _pack_ext(EXT_FROZENSET if obj.frozen else EXT_SET, payload, out)
+
+
+def _uuid_text(value: _uuid.UUID) -> str:
+    """`str(value)`, the text a uuid is numbered by, in about half the time `UUID.__str__` takes."""
+    # bytes.hex puts a '-' between every 4 digits; the 8-4-4-4-12 groups keep 3 of those 7.
+    grouped = value.int.to_bytes(16, "big").hex("-", 2)
+    return grouped[:4] + grouped[5:29] + grouped[30:34] + grouped[35:]
 
 
 class TooLarge(Exception):

@@ -179,8 +179,21 @@ def sorted_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
 
     Names are compared as the plain text they hold, so a `str` subclass's own
     comparisons never decide the order, nor raise into the call being recorded.
+    Keywords already in order (as `str` names) are returned as they are, not copied.
     """
-    return dict(sorted(kwargs.items(), key=_keyword_name))
+    in_order = True
+    previous = ""
+    for name in kwargs:
+        if type(name) is not str:
+            return dict(sorted(kwargs.items(), key=_keyword_name))
+        if name < previous:
+            in_order = False
+        previous = name
+    if in_order:
+        return kwargs
+    # Plain str names, all different: the pairs are ordered by their names alone,
+    # compared by the interpreter with no key function called.
+    return dict(sorted(kwargs.items()))
 
 
 def _keyword_name(item: tuple[Any, Any]) -> Any:

@@ -88,6 +88,10 @@ class Rule:
     # case) in the names of map keys, keyword arguments, fields and attributes, and
     # the values under the names it matches are redacted.
     kind: str = "text"
+    # Texts one of which every match of the pattern holds (given for the built-in rules):
+    # a text holding none of them is not searched. Empty: the pattern is searched in
+    # every text.
+    needles: tuple[str, ...] = field(default=(), repr=False, compare=False)
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -107,13 +111,15 @@ class Rule:
         return text
 
 
-UUID = Rule("uuid", "uuid", UUID_PATTERN, builtin=True)
-TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True)
-ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True)
+# The needles: a uuid and a timestamp hold a '-', an address "0x", URL credentials an '@',
+# a secret parameter an '=', a temporary path the temp folder's name.
+UUID = Rule("uuid", "uuid", UUID_PATTERN, builtin=True, needles=("-",))
+TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True, needles=("-",))
+ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True, needles=("0x",))
 # `redact` is both kinds: URL credentials and secret parameters in strings, and the values
 # of secret names.
-REDACT = Rule("redact", "secret", f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}", builtin=True)
-TMP = Rule("tmp", "tmp", TMP_PATTERN, builtin=True)
+REDACT = Rule("redact", "secret", f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}", builtin=True, needles=("@", "="))
+TMP = Rule("tmp", "tmp", TMP_PATTERN, builtin=True, needles=TMP_ROOTS)
 BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT, TMP)}
 _TAKEN = ("ts", "addr", "secret")
 
@@ -169,10 +175,11 @@ class RuleSet:
         # The texts a `tmp` rule looks for: a string holding none of them skips the scan.
         self.tmp_prefixes: tuple[str, ...] = TMP_ROOTS if "tmp" in seen else ()
         self.user_rules = tuple(r for r in self.rules if not r.builtin)
-        # The built-in uuid and timestamp rules need a '-', URL credentials an '@', secret
-        # parameters an '=' and temporary paths the temp folder's name: a string with none
-        # of them skips the scan.
+        # With built-in text rules only, a string holding none of their needles (and, in a
+        # repr, none of the address rule's) skips the scan (may_match).
         self._builtin_only = not any(r.kind == "text" for r in self.user_rules)
+        self._needles = tuple(dict.fromkeys(needle for r in self.text_rules for needle in r.needles))
+        self._repr_needles = self._needles + (self.address.needles if self.address is not None else ())
         self._secret_names: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
@@ -304,7 +311,9 @@ class Numbering:
         self.counters: dict[str, int] = {}
 
     def number(self, placeholder: str, key: str) -> int:
-        known = self.table.setdefault(placeholder, {})
+        known = self.table.get(placeholder)
+        if known is None:
+            known = self.table[placeholder] = {}
         found = known.get(key)
         if found is None:
             found = self.counters.get(placeholder, 0) + 1
@@ -327,7 +336,10 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
     pos = 0
     length = len(text)
     ahead: list[re.Match[str] | None] = [None] * len(rules)
-    searched = [False] * len(rules)
+    # A rule whose needles the text lacks cannot match it: searched already, nothing found.
+    # (The pattern of redact's secret parameters alone takes longer on a short text
+    # than all the others together.)
+    searched = [bool(one.needles) and not _holds_any(text, one.needles) for one in rules]
     while pos <= length:
         best: re.Match[str] | None = None
         best_rule: Rule | None = None
@@ -354,6 +366,13 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
     return "".join(pieces)
 
 
+def _holds_any(text: str, needles: tuple[str, ...]) -> bool:
+    for needle in needles:
+        if needle in text:
+            return True
+    return False
+
+
 def _search(one: Rule, text: str, pos: int, length: int) -> re.Match[str] | None:
     """The rule's first non-empty match starting at or after `pos`."""
     found = one.compiled.search(text, pos)
@@ -366,12 +385,10 @@ def _search(one: Rule, text: str, pos: int, length: int) -> re.Match[str] | None
 
 def may_match(text: str, rules: RuleSet, reprs: bool) -> bool:
     """False when no built-in text rule of `rules` can match `text`: each needs a text it lacks."""
-    return (
-        "-" in text
-        or (reprs and "0x" in text)
-        or (rules.redact and ("@" in text or "=" in text))
-        or any(prefix in text for prefix in rules.tmp_prefixes)
-    )
+    # A loop over needles chosen once per rule set: this runs for every new text the
+    # Python encoder writes, where a generator (or a regex search) cost more than the
+    # few substring tests themselves.
+    return _holds_any(text, rules._repr_needles if reprs else rules._needles)
 
 
 def normalize_text(text: str, rules: RuleSet, numbering: Numbering, *, reprs: bool = False, peek: bool = False) -> str:
