@@ -15,7 +15,7 @@ $(PY):
 
 # The C extension must build here: CALLPIN_BUILD_SPEEDUPS=1 turns a failed build
 # into an error instead of a silent fallback to the pure-Python codec.
-$(STAMP): $(PY) pyproject.toml setup.py $(wildcard src/callpin/_speedups.c)
+$(STAMP): $(PY) pyproject.toml setup.py $(wildcard src/callpin/_speedups.c src/callpin/_speedups_diff.c)
 	CALLPIN_BUILD_SPEEDUPS=1 $(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 

@@ -71,7 +71,7 @@ class BuildPyWithExample(build_py):
 
 speedups = Extension(
     "callpin._speedups",
-    sources=["src/callpin/_speedups.c"],
+    sources=["src/callpin/_speedups.c", "src/callpin/_speedups_diff.c"],
     extra_compile_args=["-Wall", "-Wextra", "-Wno-missing-field-initializers", *EXTRA_CFLAGS],
     extra_link_args=[flag for flag in EXTRA_CFLAGS if flag.startswith("-fsanitize")],
     optional=not REQUIRED,

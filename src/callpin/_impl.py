@@ -7,7 +7,8 @@ from typing import Any
 
 import wrapt
 
-from . import codec, journal
+from . import align, codec, journal
+from .frame_keys import frame_keys as reference_frame_keys
 
 # CALLPIN_PURE_PYTHON=1 forces the reference implementation, so the whole suite can
 # run once per implementation and a user can rule the C code out when in doubt.
@@ -26,6 +27,10 @@ ThreadState: Any = journal.ThreadState
 # here, and every other target spy.SpyProxy (a wrapt FunctionWrapper). Empty under pure
 # Python.
 PROXY_OF: dict[type, type] = {}
+# The hot passes of a diff over whole logs: each event's kind+label key, tallied
+# (frame_keys.frame_keys), and how two sequences of digests correspond (align.correspond).
+frame_keys: Any = reference_frame_keys
+correspond: Any = align.correspond
 PROXY_TYPES: tuple[type, ...] = ()
 IMPLEMENTATION = "python"
 
@@ -40,6 +45,8 @@ if not _forced_python:
         Spy = _speedups.Spy
         Lock = _speedups.Lock
         ThreadState = _speedups.ThreadState
+        frame_keys = _speedups.frame_keys
+        correspond = _speedups.correspond
         # wrapt's ObjectProxy is a Python class over its C type; FunctionWrapper's base is
         # the type whose `_self_binding` a proxy of one of its instances takes.
         wrapper_base: Any = wrapt.FunctionWrapper.__base__
@@ -47,4 +54,14 @@ if not _forced_python:
         PROXY_OF = {_speedups.Spy: PROXY_TYPES[0]}
         IMPLEMENTATION = "c"
 
-__all__ = ["IMPLEMENTATION", "PROXY_OF", "PROXY_TYPES", "Encoder", "Lock", "Spy", "ThreadState"]
+__all__ = [
+    "IMPLEMENTATION",
+    "PROXY_OF",
+    "PROXY_TYPES",
+    "Encoder",
+    "Lock",
+    "Spy",
+    "ThreadState",
+    "correspond",
+    "frame_keys",
+]

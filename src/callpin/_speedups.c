@@ -4267,6 +4267,9 @@ static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwargs)
 /* ------------------------------------------------------------------------------------
  * The module. */
 
+/* frame_keys and correspond, the hot passes of a diff: _speedups_diff.c. */
+extern PyMethodDef callpin_diff_methods[];
+
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS, configure_doc},
     {"proxy_types", proxy_types, METH_VARARGS, proxy_types_doc},
@@ -4276,7 +4279,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "callpin._speedups",
-    .m_doc = "The canonical encoder of callpin.codec in C (optional; callpin._impl picks it).",
+    .m_doc = "The canonical encoder of callpin.codec and the hot passes of callpin.diff in C (optional; callpin._impl picks it).",
     .m_size = -1,
     .m_methods = module_methods,
 };
@@ -4330,7 +4333,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
     if (PyModule_AddObjectRef(module, "Encoder", (PyObject *)&EncoderType) < 0
         || PyModule_AddObjectRef(module, "ThreadState", (PyObject *)&ThreadStateType) < 0
         || PyModule_AddObjectRef(module, "Lock", (PyObject *)&LockType) < 0
-        || PyModule_AddObjectRef(module, "Spy", (PyObject *)&SpyType) < 0) {
+        || PyModule_AddObjectRef(module, "Spy", (PyObject *)&SpyType) < 0
+        || PyModule_AddFunctions(module, callpin_diff_methods) < 0) {
         Py_DECREF(module);
         return NULL;
     }

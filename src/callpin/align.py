@@ -12,8 +12,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Hashable, Sequence
-from itertools import compress, islice, repeat
-from operator import eq, gt, is_not, ne, sub
+from itertools import compress, islice, pairwise, repeat
+from operator import and_, eq, ge, gt, is_not, lt, ne, not_, sub
 from typing import TypeVar, cast
 
 # A gap between anchors with no event unique on both sides is aligned exactly
@@ -35,7 +35,7 @@ def complement(ascending: list[int], size: int) -> list[int]:
     return [j for k in holes for j in range(bounds[k] + 1, bounds[k + 1])]
 
 
-def align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
+def align(a: Sequence[_H], b: Sequence[_H], exact_gap_cells: int | None = None) -> list[int]:
     """For each index of `a`, the index of `b` it is aligned with, or -1.
 
     The aligned pairs increase on both sides: a common subsequence. Equal prefixes
@@ -43,7 +43,9 @@ def align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
     anchor the range (their longest in-order subsequence, as patience diff does),
     and every gap between anchors is aligned the same way. Each step is linear or
     n log n in the range, so mostly-equal sequences align in near-linear time.
+    `exact_gap_cells` is EXACT_GAP_CELLS unless given.
     """
+    exact = EXACT_GAP_CELLS if exact_gap_cells is None else exact_gap_cells
     if a == b:
         return list(range(len(a)))
     match = [-1] * len(a)
@@ -69,7 +71,7 @@ def align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
             continue
         anchors_a, anchors_b = _unique_pairs(a, b, (a0, a1, b0, b1))
         if not anchors_a:
-            if (a1 - a0) * (b1 - b0) <= EXACT_GAP_CELLS:
+            if (a1 - a0) * (b1 - b0) <= exact:
                 for i, j in _common_subsequence(a, b, (a0, a1, b0, b1)):
                     match[i] = j
                 continue
@@ -83,6 +85,77 @@ def align(a: Sequence[_H], b: Sequence[_H]) -> list[int]:
         deque(map(match.__setitem__, anchors_a, anchors_b), maxlen=0)
         stack.extend(_gaps(anchors_a, anchors_b, (a0, a1, b0, b1)))
     return match
+
+
+# Correspondence: (runs, moved, gaps), in positions of the two sequences compared.
+# `runs`: the pairs of equal elements that stayed in order, as stretches (i, j, length)
+# with a[i + k] == b[j + k], ascending on both sides. `moved`: the pairs of equal
+# elements out of order, (i, j) by ascending i. `gaps`: the unpaired elements, grouped
+# by the gap between two stable pairs they fall in, in order: (positions in a,
+# positions in b), each ascending, one side possibly empty.
+Correspondence = tuple[list[tuple[int, int, int]], list[tuple[int, int]], list[tuple[list[int], list[int]]]]
+
+
+def correspond(a: Sequence[_H], b: Sequence[_H], exact_gap_cells: int) -> Correspondence:
+    """How the elements of `b` correspond to those of `a`: what stayed, what moved, what is left.
+
+    docs/diff.md, "Alignment", steps 1 to 3 and the gaps of step 4. `_speedups.correspond`
+    gives the same for sequences of 64-bit unsigned ints; `_impl.correspond` is the live one.
+    """
+    match = align(a, b, exact_gap_cells)
+
+    # Elements left out of the alignment that are equal to one left out on the
+    # other side are in both sequences: they moved. Pair them in order of occurrence.
+    unaligned_b = complement(list(compress(match, map(ge, match, repeat(0)))), len(b))
+    loose_b: dict[_H, deque[int]] = {}
+    for j in unaligned_b:
+        loose_b.setdefault(b[j], deque()).append(j)
+    moved_b: set[int] = set()
+    for i in compress(range(len(a)), map(lt, match, repeat(0))):
+        waiting = loose_b.get(a[i])
+        if waiting:
+            match[i] = waiting.popleft()
+            moved_b.add(match[i])
+
+    # Of all paired elements, those outside some longest in-order subsequence
+    # moved. An element in some but not every such subsequence (two adjacent ones
+    # swapped: either could be the one that moved) moved too.
+    is_paired = list(map(ge, match, repeat(0)))
+    paired_a = list(compress(range(len(a)), is_paired))
+    paired_b = list(compress(match, is_paired))
+    moving = unstable(paired_b)
+    moved = [(paired_a[k], paired_b[k]) for k in sorted(moving)]
+    stable_a, stable_b = paired_a, paired_b
+    if moving:
+        is_stable = [True] * len(paired_a)
+        for k in moving:
+            is_stable[k] = False
+        stable_a = list(compress(paired_a, is_stable))
+        stable_b = list(compress(paired_b, is_stable))
+
+    # What is left on each side falls in a gap between two stable pairs.
+    gaps_a: dict[int, list[int]] = {}
+    gaps_b: dict[int, list[int]] = {}
+    for i in compress(range(len(a)), map(not_, is_paired)):
+        gaps_a.setdefault(bisect_left(stable_a, i), []).append(i)
+    for j in unaligned_b:
+        if j not in moved_b:
+            gaps_b.setdefault(bisect_left(stable_b, j), []).append(j)
+    gaps = [(gaps_a.get(gap, []), gaps_b.get(gap, [])) for gap in sorted(gaps_a.keys() | gaps_b.keys())]
+    return stretches(stable_a, stable_b), moved, gaps
+
+
+def stretches(a: list[int], b: list[int]) -> list[tuple[int, int, int]]:
+    """Pairs ascending on both sides, cut into stretches that advance by one on both."""
+    if not a:
+        return []
+    steps = map(
+        and_,
+        map(eq, map(sub, islice(a, 1, None), a), repeat(1)),
+        map(eq, map(sub, islice(b, 1, None), b), repeat(1)),
+    )
+    starts = [0, *compress(range(1, len(a)), map(not_, steps)), len(a)]
+    return [(a[lo], b[lo], hi - lo) for lo, hi in pairwise(starts)]
 
 
 def _common_prefix(a: Sequence[_H], b: Sequence[_H], a0: int, a1: int, b0: int, b1: int) -> int:

@@ -8,21 +8,23 @@ the semantics this module implements.
 
 from __future__ import annotations
 
+import gc
 import os
 from bisect import bisect_left, bisect_right
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, islice, pairwise, repeat
-from operator import and_, eq, ge, getitem, gt, is_, itemgetter, lt, not_, sub
-from typing import Any, Final, NamedTuple, cast
+from itertools import pairwise
+from operator import itemgetter
+from typing import Any, Final, NamedTuple
 
 import msgpack
 import xxhash
 
+from . import align as alignment
 from . import codec
-from ._impl import Encoder
-from .align import align, complement, unstable
+from ._impl import Encoder, correspond, frame_keys
+from .align import align
 from .errors import CorruptLog, UsageError
 from .event import FIELDS, KINDS
 from .fields import FieldChange, KeyPath, field_changes, key_path
@@ -195,12 +197,11 @@ def diff(
     if order == "none":
         ops = _compare_counts(old_side, new_side)
     elif order == "thread":
-        ops, pairs = _compare_threads(old_side, new_side)
-        runs = pairs.runs()
+        ops, runs = _compare_threads(old_side, new_side)
     else:
         everything_old, everything_new = range(len(old_log)), range(len(new_log))
-        ops, pairs = _compare_sequences(old_side, new_side, everything_old, everything_new)
-        runs = pairs.runs()
+        ops, stretches = _compare_sequences(old_side, new_side, everything_old, everything_new)
+        runs = [Run(*stretch) for stretch in stretches]
     shown = (*ignored, *(path.text for path in paths))
     return Diff(old_log, new_log, order=order, ignore=shown, ops=ops, runs=runs, counts=counts)
 
@@ -251,7 +252,9 @@ class _Side:
             ]
         else:
             self.digests = list(map(xxhash.xxh3_64_intdigest, frames))
-        self.keys = self._keys(frames)
+        # The distinct kind+label keys, the position of each event's key among them,
+        # and how many events have each key and which is the first.
+        self.keys, self.key_of, self.key_counts, self.key_firsts = frame_keys(frames, self._parsed_key)
         self._kind_labels: dict[bytes, tuple[str, str]] = {}
 
     def _stripped_digest(self, frame: bytes, index: int) -> int:
@@ -262,28 +265,6 @@ class _Side:
             k = FIELDS.index(path.field)
             fields[k] = canonical(path.strip(self._decoder.decode(fields[k])))
         return xxhash.xxh3_64_intdigest(b"".join(raw for k, raw in enumerate(fields) if FIELDS[k] not in self.ignore))
-
-    def _keys(self, frames: list[bytes]) -> list[bytes]:
-        """Every frame's kind byte and label bytes (a prefix of the frame), without a parser.
-
-        A label of up to 255 bytes (fixstr or str8) gives its length in the two
-        bytes after the kind, so one slice per distinct pair of those bytes cuts
-        every key in C-speed passes; other frames take the parser.
-        """
-        heads: list[bytes] = list(map(itemgetter(slice(2, 4)), frames))
-        well_formed = (
-            min(map(len, frames), default=4) >= 4
-            and set(map(itemgetter(0), frames)) <= {codec.FRAME_HEAD}
-            and max(map(itemgetter(1), frames), default=0) < 0x80
-        )
-        if not well_formed:
-            return [self._parsed_key(frame, index) for index, frame in enumerate(frames)]
-        cuts = {head: _label_end(head) for head in set(heads)}
-        keys = cast("list[bytes]", list(map(getitem, frames, map(cuts.__getitem__, heads))))
-        if _UNCUT in cuts.values():
-            for index in compress(range(len(frames)), map(is_, map(cuts.get, heads), repeat(_UNCUT))):
-                keys[index] = self._parsed_key(frames[index], index)
-        return keys
 
     def _parsed_key(self, frame: bytes, index: int) -> bytes:
         fields = self.fields(frame, index)
@@ -324,8 +305,12 @@ class _Side:
             self._kind_labels[key] = found
         return found
 
+    def key(self, index: int) -> bytes:
+        """The kind+label key of an event."""
+        return self.keys[self.key_of[index]]
+
     def label(self, index: int) -> str:
-        return self.kind_label(self.keys[index], index)[1]
+        return self.kind_label(self.key(index), index)[1]
 
     def thread(self, index: int) -> int:
         raw = self.fields(self.log.frames[index], index)[FIELDS.index("thread")]
@@ -335,30 +320,13 @@ class _Side:
         return thread
 
 
-# The cut of a frame whose label is longer or not a plain str: it needs the parser.
-_UNCUT = slice(0, 0)
-
-
-def _label_end(head: bytes) -> slice:
-    """The slice of a frame holding its kind and label, from the label's first two bytes."""
-    if 0xA0 <= head[0] <= 0xBF:
-        return slice(1, 3 + (head[0] & 0x1F))
-    if head[0] == 0xD9:
-        return slice(1, 4 + head[1])
-    return _UNCUT
-
-
 def _counts(old: _Side, new: _Side) -> dict[str, Counts]:
     # label -> [old calls, new calls, old returns, new returns, ...] in Counts' order.
     per_label: dict[str, list[int]] = {}
     slot = {kind: 2 * k for k, kind in enumerate(COUNT_COLUMNS)}
     for column, side in enumerate((old, new)):
-        tally = Counter(side.keys)
-        if not tally:
-            continue
-        first = dict(zip(reversed(side.keys), range(len(side.keys) - 1, -1, -1), strict=True))
-        for key, n in tally.items():
-            kind, label = side.kind_label(key, first[key])
+        for key, n, first in zip(side.keys, side.key_counts, side.key_firsts, strict=True):
+            kind, label = side.kind_label(key, first)
             per_label.setdefault(label, [0] * 8)[slot[kind] + column] += n
     return {label: Counts(*((n[k], n[k + 1]) for k in range(0, 8, 2))) for label, n in sorted(per_label.items())}
 
@@ -367,100 +335,32 @@ def _counts(old: _Side, new: _Side) -> dict[str, Counts]:
 # Comparing one sequence with another.
 
 
-class _Pairs:
-    """Aligned pairs as two parallel lists of log indices."""
-
-    def __init__(self, old: list[int] | None = None, new: list[int] | None = None) -> None:
-        self.old: list[int] = old if old is not None else []
-        self.new: list[int] = new if new is not None else []
-
-    def extend(self, other: _Pairs) -> None:
-        self.old.extend(other.old)
-        self.new.extend(other.new)
-
-    def runs(self) -> list[Run]:
-        """The pairs, ordered by new index, cut into stretches that advance on both sides."""
-        old, new = self.old, self.new
-        if any(map(gt, new, islice(new, 1, None))):
-            order = sorted(range(len(new)), key=new.__getitem__)
-            old, new = [old[k] for k in order], [new[k] for k in order]
-        if not old:
-            return []
-        steps = map(
-            and_,
-            map(eq, map(sub, islice(old, 1, None), old), repeat(1)),
-            map(eq, map(sub, islice(new, 1, None), new), repeat(1)),
-        )
-        starts = [0, *compress(range(1, len(old)), map(not_, steps)), len(old)]
-        return [Run(old[lo], new[lo], hi - lo) for lo, hi in pairwise(starts)]
-
-
 def _compare_sequences(
     old: _Side,
     new: _Side,
     old_indices: Sequence[int],
     new_indices: Sequence[int],
-) -> tuple[list[Op], _Pairs]:
-    """The ops and the aligned equal pairs (as log indices) of two index sequences."""
-    a = list(map(old.digests.__getitem__, old_indices))
-    b = list(map(new.digests.__getitem__, new_indices))
-    match = align(a, b)
-
-    # Events left out of the alignment that are equal to one left out on the
-    # other side are in both logs: they moved. Pair them in order of occurrence.
-    unaligned_new = complement(list(compress(match, map(ge, match, repeat(0)))), len(b))
-    loose_new: dict[int, deque[int]] = {}
-    for j in unaligned_new:
-        loose_new.setdefault(b[j], deque()).append(j)
-    moved_new: set[int] = set()
-    for i in compress(range(len(a)), map(lt, match, repeat(0))):
-        waiting = loose_new.get(a[i])
-        if waiting:
-            match[i] = waiting.popleft()
-            moved_new.add(match[i])
-
-    # Of all paired events, those outside some longest in-order subsequence
-    # moved. An event in some but not every such subsequence (two adjacent calls
-    # swapped: either could be the one that moved) is reported as moved too.
-    is_paired = list(map(ge, match, repeat(0)))
-    paired_old = list(compress(range(len(a)), is_paired))
-    paired_new = list(compress(match, is_paired))
-    moving = unstable(paired_new)
-    ops = [
-        Op(
-            "moved",
-            old.label(old_indices[paired_old[k]]),
-            old_indices[paired_old[k]],
-            new_indices[paired_new[k]],
-        )
-        for k in sorted(moving)
-    ]
-    stable_old, stable_new = paired_old, paired_new
-    if moving:
-        is_stable = [True] * len(paired_old)
-        for k in moving:
-            is_stable[k] = False
-        stable_old = list(compress(paired_old, is_stable))
-        stable_new = list(compress(paired_new, is_stable))
-
-    # What is left on each side falls in a gap between two stable pairs. Within a
-    # gap, events of the same kind and label are aligned with each other: the
-    # ones paired changed, the others are missing or extra.
-    gaps_old: dict[int, list[int]] = {}
-    gaps_new: dict[int, list[int]] = {}
-    for i in compress(range(len(a)), map(not_, is_paired)):
-        gaps_old.setdefault(bisect_left(stable_old, i), []).append(old_indices[i])
-    for j in unaligned_new:
-        if j in moved_new:
-            continue
-        gaps_new.setdefault(bisect_left(stable_new, j), []).append(new_indices[j])
-    for gap in sorted(gaps_old.keys() | gaps_new.keys()):
-        ops.extend(_classify_gap(old, new, gaps_old.get(gap, []), gaps_new.get(gap, [])))
-    pairs = _Pairs(
-        list(map(old_indices.__getitem__, stable_old)),
-        list(map(new_indices.__getitem__, stable_new)),
+) -> tuple[list[Op], list[tuple[int, int, int]]]:
+    """The ops of two index sequences, and their aligned equal stretches as
+    (old position, new position, length), positions in the two sequences."""
+    stretches, moved, gaps = correspond(
+        _picked(old.digests, old_indices), _picked(new.digests, new_indices), alignment.EXACT_GAP_CELLS
     )
-    return ops, pairs
+    ops = [Op("moved", old.label(old_indices[i]), old_indices[i], new_indices[j]) for i, j in moved]
+    # Within a gap, events of the same kind and label are aligned with each other:
+    # the ones paired changed, the others are missing or extra.
+    for left, right in gaps:
+        ops.extend(
+            _classify_gap(old, new, list(map(old_indices.__getitem__, left)), list(map(new_indices.__getitem__, right)))
+        )
+    return ops, stretches
+
+
+def _picked(digests: list[int], indices: Sequence[int]) -> list[int]:
+    """The digests of the events at `indices`: the list itself when that is all of them."""
+    if indices == range(len(digests)):
+        return digests
+    return list(map(digests.__getitem__, indices))
 
 
 def _classify_gap(old: _Side, new: _Side, left: list[int], right: list[int]) -> list[Op]:
@@ -468,7 +368,7 @@ def _classify_gap(old: _Side, new: _Side, left: list[int], right: list[int]) -> 
         return [Op("missing", old.label(i), i, None) for i in left]
     if not left:
         return [Op("extra", new.label(j), None, j) for j in right]
-    match = align([old.keys[i] for i in left], [new.keys[j] for j in right])
+    match = align(list(map(old.key, left)), list(map(new.key, right)))
     ops: list[Op] = []
     paired = set()
     for k, i in enumerate(left):
@@ -490,7 +390,7 @@ def _classify_gap(old: _Side, new: _Side, left: list[int], right: list[int]) -> 
     return ops
 
 
-def _compare_threads(old: _Side, new: _Side) -> tuple[list[Op], _Pairs]:
+def _compare_threads(old: _Side, new: _Side) -> tuple[list[Op], list[Run]]:
     threads_old: dict[int, list[int]] = {}
     threads_new: dict[int, list[int]] = {}
     for i in range(len(old.log)):
@@ -498,14 +398,17 @@ def _compare_threads(old: _Side, new: _Side) -> tuple[list[Op], _Pairs]:
     for j in range(len(new.log)):
         threads_new.setdefault(new.thread(j), []).append(j)
     ops: list[Op] = []
-    pairs = _Pairs()
+    # The aligned pairs of every thread, as log indices.
+    pairs: list[tuple[int, int]] = []
     for thread in sorted(threads_old.keys() | threads_new.keys()):
-        thread_ops, thread_pairs = _compare_sequences(
-            old, new, threads_old.get(thread, []), threads_new.get(thread, [])
-        )
+        old_indices, new_indices = threads_old.get(thread, []), threads_new.get(thread, [])
+        thread_ops, stretches = _compare_sequences(old, new, old_indices, new_indices)
         ops.extend(thread_ops)
-        pairs.extend(thread_pairs)
-    return ops, pairs
+        for i, j, length in stretches:
+            pairs.extend(zip(old_indices[i : i + length], new_indices[j : j + length], strict=True))
+    pairs.sort(key=itemgetter(1))
+    in_old, in_new = [i for i, _ in pairs], [j for _, j in pairs]
+    return ops, [Run(*stretch) for stretch in alignment.stretches(in_old, in_new)]
 
 
 def _compare_counts(old: _Side, new: _Side) -> list[Op]:
