@@ -115,6 +115,21 @@ static uint64_t mix(uint64_t x)
     return x;
 }
 
+/* Ask for the entry of `key` to be brought into the cache: the passes over a whole
+ * range probe a table much larger than the cache in random order, so each loop asks
+ * for the entry it will probe a few keys ahead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+#define AHEAD 8
+
+static void table_prefetch(const Table *table, uint64_t key)
+{
+    PREFETCH(&table->entries[(size_t)mix(key) & table->mask]);
+}
+
 /* The entry of `key`, or NULL when it has none. */
 static Entry *table_find(const Table *table, uint64_t key)
 {
@@ -340,19 +355,28 @@ static int unique_pairs(const uint64_t *a, const uint64_t *b, Box box, Array *an
     /* How many times (0, 1, or 2 for more) each key of b's range occurs on each side. */
     for (Py_ssize_t j = box.b0; j < box.b1; j++) {
         int fresh;
-        Entry *entry = table_take(&table, b[j], &fresh);
+        Entry *entry;
+        if (j + AHEAD < box.b1)
+            table_prefetch(&table, b[j + AHEAD]);
+        entry = table_take(&table, b[j], &fresh);
         if (fresh)
             entry->head = j;
         if (entry->in_b < 2)
             entry->in_b++;
     }
     for (Py_ssize_t i = box.a0; i < box.a1; i++) {
-        Entry *entry = table_find(&table, a[i]);
+        Entry *entry;
+        if (i + AHEAD < box.a1)
+            table_prefetch(&table, a[i + AHEAD]);
+        entry = table_find(&table, a[i]);
         if (entry != NULL && entry->in_a < 2)
             entry->in_a++;
     }
     for (Py_ssize_t i = box.a0; i < box.a1; i++) {
-        Entry *entry = table_find(&table, a[i]);
+        Entry *entry;
+        if (i + AHEAD < box.a1)
+            table_prefetch(&table, a[i + AHEAD]);
+        entry = table_find(&table, a[i]);
         if (entry != NULL && entry->in_a == 1 && entry->in_b == 1) {
             if (array_push(anchors_a, i) < 0 || array_push(anchors_b, entry->head) < 0)
                 goto done;

@@ -184,6 +184,26 @@ def diff(
     rules only the other has (the bytes recording with them gives); RulesMismatch
     is raised when one rule has different patterns in the two logs.
     """
+    # A diff of long logs makes many container objects (ops, runs, gaps) and leaves
+    # no cycle among them; a collection meanwhile would only walk both logs' frames
+    # again. The collector is paused while it runs, then left as it was.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _diff(old, new, ignore=ignore, order=order, rules=rules)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _diff(
+    old: Log | str | os.PathLike[str],
+    new: Log | str | os.PathLike[str],
+    *,
+    ignore: Iterable[str],
+    order: str,
+    rules: Sequence[Rule],
+) -> Diff:
     ignored, paths = check_options(order, ignore)
     old_log = old if isinstance(old, Log) else load(old)
     new_log = new if isinstance(new, Log) else load(new)
