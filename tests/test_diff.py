@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 
 import pytest
@@ -510,3 +511,37 @@ def test_calls_to_one_collaborator_with_different_arguments_in_a_new_order_are_m
     assert result.summary["changed"] == 0
     assert result.summary["moved"] > 0
     assert {op.label for op in result.ops} == {"fs.read"}
+
+
+# ---------------------------------------------------------------------------
+# The collector.
+
+
+def test_the_cyclic_collector_is_paused_while_diffing_and_restored(monkeypatch):
+    module = importlib.import_module("callpin.diff")
+    live = module.correspond
+    seen: list[bool] = []
+
+    def correspond(*args):
+        seen.append(gc.isenabled())
+        return live(*args)
+
+    monkeypatch.setattr(module, "correspond", correspond)
+    old, new = log_of(A, B), log_of(B, A)
+    assert gc.isenabled()
+    diff(old, new)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        diff(old, new)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert seen == [False, False]
+
+
+def test_the_collector_is_restored_when_the_diff_fails():
+    assert gc.isenabled()
+    with pytest.raises(UsageError):
+        diff(log_of(A), log_of(A), order="sideways")
+    assert gc.isenabled()

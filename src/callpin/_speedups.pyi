@@ -1,8 +1,10 @@
-"""Types of the C extension: codec.Encoder, the per-call path of journal.py (which document them) and its proxies."""
+"""Types of the C extension: codec.Encoder, the per-call path of journal.py, its proxies, and the hot passes of a diff (their Python references document them)."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .align import Correspondence
+from .frame_keys import FrameKeys
 from .journal import Journal
 from .normalize import Numbering, RuleSet
 
@@ -43,3 +45,6 @@ class Spy:
     def __call__(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any], /) -> Any: ...
 
 def proxy_types(object_proxy: type, function_wrapper_base: type, /) -> tuple[type, type]: ...
+
+def frame_keys(frames: list[bytes], parse: Callable[[bytes, int], bytes], /) -> FrameKeys: ...
+def correspond(a: Sequence[int], b: Sequence[int], exact_gap_cells: int, /) -> Correspondence: ...
