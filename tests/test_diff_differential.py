@@ -88,7 +88,9 @@ def frame_heads() -> st.SearchStrategy[bytes]:
     str8 = label.map(lambda text: bytes([0xD9, len(text)]) + text)
     str16 = label.map(lambda text: bytes([0xDA, 0, len(text)]) + text)
     head = st.sampled_from([b"\x98\x00", b"\x98\x01", b"\x98\x03"])
-    event = st.builds(lambda h, l, rest: h + l + rest, head, st.one_of(fixstr, str8, str16), st.binary(max_size=6))
+    event = st.builds(
+        lambda start, name, rest: start + name + rest, head, st.one_of(fixstr, str8, str16), st.binary(max_size=6)
+    )
     return st.one_of(event, event, event, st.binary(max_size=8))
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from operator import itemgetter
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgpack
 import xxhash
@@ -31,6 +31,9 @@ from .fields import FieldChange, KeyPath, field_changes, key_path
 from .logfile import Log, load
 from .normalize import NO_RULES, Rule
 from .renormalize import reconcile
+
+if TYPE_CHECKING:
+    from .frame_keys import FrameKeys
 
 ORDERS: Final = ("strict", "thread", "none")
 IGNORABLE: Final = FIELDS[2:]
@@ -274,7 +277,8 @@ class _Side:
             self.digests = list(map(xxhash.xxh3_64_intdigest, frames))
         # The distinct kind+label keys, the position of each event's key among them,
         # and how many events have each key and which is the first.
-        self.keys, self.key_of, self.key_counts, self.key_firsts = frame_keys(frames, self._parsed_key)
+        keys: FrameKeys = frame_keys(frames, self._parsed_key)
+        self.keys, self.key_of, self.key_counts, self.key_firsts = keys
         self._kind_labels: dict[bytes, tuple[str, str]] = {}
 
     def _stripped_digest(self, frame: bytes, index: int) -> int:
