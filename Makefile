@@ -65,7 +65,7 @@ realworld:
 # AddressSanitizer and UBSan over the C extension: a separate venv with a non-editable
 # install (the sanitized build must not replace the .so that .venv uses), warnings as
 # errors, the system allocator so ASan sees every PyMem buffer, and the codec,
-# normalization, diff, hostile-argument and leak tests.
+# normalization, diff (with the C passes of a diff), hostile-argument and leak tests.
 SANITIZE_VENV := .venv-sanitize
 SANITIZE_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -Werror
 SANITIZE_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) PYTHONMALLOC=malloc \
@@ -73,6 +73,7 @@ SANITIZE_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) PYTHONMALLOC=ma
 SANITIZE_TESTS := tests/test_speedups.py tests/test_journal.py tests/test_recorder_spies.py tests/test_recorder.py \
 	tests/test_codec_differential.py tests/test_codec.py \
 	tests/test_vectors.py tests/test_normalize.py tests/test_diff.py \
+	tests/test_diff_differential.py tests/test_speedups_diff.py tests/test_frame_keys.py \
 	tests/reliability/test_hostile_arguments.py tests/reliability/test_leaks.py
 
 sanitize:

@@ -13,6 +13,7 @@ import time
 
 import msgpack
 import pytest
+import xxhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +26,7 @@ from callpin.errors import (
     TruncatedLog,
     UnsupportedVersion,
 )
-from callpin.logfile import LogReader, LogWriter, load, log_bytes, write_log
+from callpin.logfile import Log, LogReader, LogWriter, load, log_bytes, write_log
 from callpin.normalize import DEFAULT_RULES, NO_RULES
 
 VECTORS = pathlib.Path(__file__).parent / "vectors"
@@ -54,6 +55,15 @@ def test_fingerprint_depends_on_the_body_only(tmp_path):
     one = write_log(tmp_path / "one.cpin", frames(), meta={"a": 1})
     two = write_log(tmp_path / "sub" / "two.cpin", frames(), meta={"b": 2})
     assert one == two
+
+
+@settings(max_examples=100, deadline=None)
+@given(frames=st.lists(st.binary(max_size=700), max_size=12))
+def test_a_log_made_from_frames_has_the_fingerprint_of_its_whole_body(frames):
+    # Frames of every size around xxh3's stripes and blocks, digested one by one, give
+    # the digest of the body's bytes, however they are cut.
+    one_by_one = Log.from_frames(frames, rules=DEFAULT_RULES).fingerprint
+    assert one_by_one == xxhash.xxh3_64_hexdigest(b"".join(frames))
 
 
 def test_header_has_no_timestamps_hosts_or_paths(tmp_path):
