@@ -64,18 +64,25 @@ static void *alloc_items(Py_ssize_t n, size_t size)
 }
 
 /* ------------------------------------------------------------------------------------
- * A table of uint64 keys with open addressing. An entry keeps what the passes
- * need of its key in the same cache line: where it is (or its queue of positions)
- * and how many times each side holds it. */
+ * A table of uint64 keys with open addressing. An entry keeps what the passes need of
+ * its key beside it, in 16 bytes: a probe touches one cache line, and the table of a
+ * million distinct keys takes 32 MB. Positions are kept as 1 + their offset from the
+ * start of the range (correspond refuses sequences of 2**32 - 1 elements or more), so
+ * that an entry of zeros is a free one. */
 
 typedef struct {
     uint64_t key;
-    Py_ssize_t head;       /* unique_pairs: the key's position in b; queues: the first still waiting, or -1 */
-    Py_ssize_t tail;       /* queues: the last position queued */
-    unsigned char used;
-    unsigned char in_a;    /* how many times a holds the key: 0, 1, or 2 for more */
-    unsigned char in_b;
+    /* unique_pairs: 1 + the offset of the key's position in b's range.
+     * queues: 1 + the offset of the first position still waiting, 0 when none is. */
+    uint32_t head;
+    /* unique_pairs: how many times b's range (bits 0-1) and a's range (bits 2-3) hold
+     * the key: 0, 1, or 2 for more. queues: 1 + the offset of the last position queued. */
+    uint32_t tail;
 } Entry;
+
+#define ENTRY_USED(entry) ((entry)->head != 0 || (entry)->tail != 0)
+#define IN_B(entry) ((entry)->tail & 3u)
+#define IN_A(entry) (((entry)->tail >> 2) & 3u)
 
 typedef struct {
     Entry *entries;
@@ -134,7 +141,7 @@ static void table_prefetch(const Table *table, uint64_t key)
 static Entry *table_find(const Table *table, uint64_t key)
 {
     size_t slot = (size_t)mix(key) & table->mask;
-    while (table->entries[slot].used) {
+    while (ENTRY_USED(&table->entries[slot])) {
         if (table->entries[slot].key == key)
             return &table->entries[slot];
         slot = (slot + 1) & table->mask;
@@ -142,12 +149,13 @@ static Entry *table_find(const Table *table, uint64_t key)
     return NULL;
 }
 
-/* The entry of `key`, taken when new (then *fresh is 1). The table must have room. */
+/* The entry of `key`, taken when new (then *fresh is 1, and the caller makes its head
+ * or tail nonzero before the next probe). The table must have room. */
 static Entry *table_take(Table *table, uint64_t key, int *fresh)
 {
     size_t slot = (size_t)mix(key) & table->mask;
     Entry *entry;
-    while (table->entries[slot].used) {
+    while (ENTRY_USED(&table->entries[slot])) {
         if (table->entries[slot].key == key) {
             *fresh = 0;
             return &table->entries[slot];
@@ -155,7 +163,6 @@ static Entry *table_take(Table *table, uint64_t key, int *fresh)
         slot = (slot + 1) & table->mask;
     }
     entry = &table->entries[slot];
-    entry->used = 1;
     entry->key = key;
     *fresh = 1;
     return entry;
@@ -195,10 +202,10 @@ static int queues_init(Queues *queues, const uint64_t *b, const Py_ssize_t *posi
         Entry *entry = table_take(&queues->table, b[j], &fresh);
         queues->next[j - base] = -1;
         if (fresh)
-            entry->head = j;
+            entry->head = (uint32_t)(j - base + 1);
         else
-            queues->next[entry->tail - base] = j;
-        entry->tail = j;
+            queues->next[entry->tail - 1] = j;
+        entry->tail = (uint32_t)(j - base + 1);
     }
     return 0;
 }
@@ -207,11 +214,12 @@ static int queues_init(Queues *queues, const uint64_t *b, const Py_ssize_t *posi
 static Py_ssize_t queues_pop(Queues *queues, uint64_t key)
 {
     Entry *entry = table_find(&queues->table, key);
-    Py_ssize_t j;
-    if (entry == NULL || entry->head < 0)
+    Py_ssize_t j, next;
+    if (entry == NULL || entry->head == 0)
         return -1;
-    j = entry->head;
-    entry->head = queues->next[j - queues->base];
+    j = queues->base + entry->head - 1;
+    next = queues->next[j - queues->base];
+    entry->head = next < 0 ? 0 : (uint32_t)(next - queues->base + 1);
     return j;
 }
 
@@ -360,25 +368,25 @@ static int unique_pairs(const uint64_t *a, const uint64_t *b, Box box, Array *an
             table_prefetch(&table, b[j + AHEAD]);
         entry = table_take(&table, b[j], &fresh);
         if (fresh)
-            entry->head = j;
-        if (entry->in_b < 2)
-            entry->in_b++;
+            entry->head = (uint32_t)(j - box.b0 + 1);
+        if (IN_B(entry) < 2)
+            entry->tail++;
     }
     for (Py_ssize_t i = box.a0; i < box.a1; i++) {
         Entry *entry;
         if (i + AHEAD < box.a1)
             table_prefetch(&table, a[i + AHEAD]);
         entry = table_find(&table, a[i]);
-        if (entry != NULL && entry->in_a < 2)
-            entry->in_a++;
+        if (entry != NULL && IN_A(entry) < 2)
+            entry->tail += 4;
     }
     for (Py_ssize_t i = box.a0; i < box.a1; i++) {
         Entry *entry;
         if (i + AHEAD < box.a1)
             table_prefetch(&table, a[i + AHEAD]);
         entry = table_find(&table, a[i]);
-        if (entry != NULL && entry->in_a == 1 && entry->in_b == 1) {
-            if (array_push(anchors_a, i) < 0 || array_push(anchors_b, entry->head) < 0)
+        if (entry != NULL && IN_A(entry) == 1 && IN_B(entry) == 1) {
+            if (array_push(anchors_a, i) < 0 || array_push(anchors_b, box.b0 + entry->head - 1) < 0)
                 goto done;
         }
     }
@@ -658,6 +666,10 @@ static PyObject *correspond(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     if ((a = digests_of(a_sequence, &n)) == NULL || (b = digests_of(b_sequence, &m)) == NULL)
         goto done;
+    if ((uint64_t)n >= UINT32_MAX || (uint64_t)m >= UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "correspond() takes sequences of fewer than 2**32 - 1 elements");
+        goto done;
+    }
     if ((match = alloc_items(n, sizeof(Py_ssize_t))) == NULL || align(a, n, b, m, exact_gap_cells, match) < 0)
         goto done;
 
