@@ -656,7 +656,7 @@ static PyObject *correspond(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t exact_gap_cells, n = 0, m = 0;
     Py_ssize_t paired = 0, stable = 0, loose = 0, left_size = 0, right_size = 0;
     uint64_t *a = NULL, *b = NULL;
-    Py_ssize_t *match = NULL, *paired_a = NULL, *paired_b = NULL, *stable_a = NULL, *stable_b = NULL;
+    Py_ssize_t *match = NULL, *paired_a = NULL, *paired_b = NULL, *stable_a, *stable_b, late = 0;
     Py_ssize_t *unaligned_b = NULL, *left = NULL, *left_gap = NULL, *right = NULL, *right_gap = NULL;
     unsigned char *in_b = NULL, *moving = NULL;
     Queues queues;
@@ -683,11 +683,14 @@ static PyObject *correspond(PyObject *Py_UNUSED(module), PyObject *args)
         if (match[i] >= 0)
             in_b[match[i]] = 1;
     }
-    if ((unaligned_b = alloc_items(m, sizeof(Py_ssize_t))) == NULL)
+    /* Arrays are sized to what they hold: fresh memory costs a page fault per page. */
+    for (Py_ssize_t j = 0; j < m; j++)
+        loose += !in_b[j];
+    if ((unaligned_b = alloc_items(loose, sizeof(Py_ssize_t))) == NULL)
         goto done;
-    for (Py_ssize_t j = 0; j < m; j++) {
+    for (Py_ssize_t j = 0, k = 0; j < m; j++) {
         if (!in_b[j])
-            unaligned_b[loose++] = j;
+            unaligned_b[k++] = j;
     }
     if (queues_init(&queues, b, unaligned_b, loose, 0, m) < 0)
         goto done;
@@ -695,8 +698,10 @@ static PyObject *correspond(PyObject *Py_UNUSED(module), PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++) {
         if (match[i] < 0) {
             match[i] = queues_pop(&queues, a[i]);
-            if (match[i] >= 0)
-                in_b[match[i]] = 2; /* moved: paired after the alignment */
+            if (match[i] >= 0) {
+                in_b[match[i]] = 2; /* paired after the alignment */
+                late++;
+            }
         }
     }
 
@@ -712,9 +717,11 @@ static PyObject *correspond(PyObject *Py_UNUSED(module), PyObject *args)
     }
     if ((moving = alloc_items(paired, 1)) == NULL || unstable(paired_b, paired, moving) < 0)
         goto done;
-    if ((moved = PyList_New(0)) == NULL || (stable_a = alloc_items(paired, sizeof(Py_ssize_t))) == NULL
-        || (stable_b = alloc_items(paired, sizeof(Py_ssize_t))) == NULL)
+    if ((moved = PyList_New(0)) == NULL)
         goto done;
+    /* The stable pairs take the place of the paired ones, in the same arrays. */
+    stable_a = paired_a;
+    stable_b = paired_b;
     for (Py_ssize_t k = 0; k < paired; k++) {
         if (moving[k]) {
             if (append_ints(moved, paired_a[k], paired_b[k], 0, 2) < 0)
@@ -726,10 +733,12 @@ static PyObject *correspond(PyObject *Py_UNUSED(module), PyObject *args)
         }
     }
 
-    /* What is left falls in a gap between two stable pairs: gap g lies before the g-th. */
-    if ((left = alloc_items(n, sizeof(Py_ssize_t))) == NULL || (left_gap = alloc_items(n, sizeof(Py_ssize_t))) == NULL
-        || (right = alloc_items(m, sizeof(Py_ssize_t))) == NULL
-        || (right_gap = alloc_items(m, sizeof(Py_ssize_t))) == NULL)
+    /* What is left falls in a gap between two stable pairs: gap g lies before the g-th.
+     * Unpaired: n - paired of a, and of b those neither aligned nor paired after. */
+    if ((left = alloc_items(n - paired, sizeof(Py_ssize_t))) == NULL
+        || (left_gap = alloc_items(n - paired, sizeof(Py_ssize_t))) == NULL
+        || (right = alloc_items(loose - late, sizeof(Py_ssize_t))) == NULL
+        || (right_gap = alloc_items(loose - late, sizeof(Py_ssize_t))) == NULL)
         goto done;
     for (Py_ssize_t i = 0, g = 0; i < n; i++) {
         while (g < stable && stable_a[g] < i)
@@ -776,8 +785,6 @@ done:
     PyMem_Free(paired_a);
     PyMem_Free(paired_b);
     PyMem_Free(moving);
-    PyMem_Free(stable_a);
-    PyMem_Free(stable_b);
     PyMem_Free(left);
     PyMem_Free(left_gap);
     PyMem_Free(right);
