@@ -2,8 +2,9 @@
  *
  * Compiled into callpin._speedups with _speedups.c, whose module init adds these
  * functions. The Python functions are the reference and the specification: each
- * function here gives the same result for every input, and frame_keys calls the
- * caller's parser for the same frames in the same order. correspond works on the
+ * function here gives the same result for every input it takes (docs/speedups.md
+ * lists those it refuses), and frame_keys calls the caller's parser for the same
+ * frames in the same order. correspond works on the
  * 64-bit digests of events, so every step of align.py runs over arrays of uint64 and
  * the Python objects made are the result's alone. Every allocation goes through
  * PyMem_* (so a test can fail each one in turn) and is checked; nothing here is kept
@@ -914,12 +915,6 @@ static int label_end(const unsigned char *frame, Py_ssize_t *end)
     return 0;
 }
 
-/* A list of n new ints from values. */
-static PyObject *ints(const Py_ssize_t *values, Py_ssize_t n)
-{
-    return int_list(values, 0, n);
-}
-
 PyDoc_STRVAR(frame_keys_doc,
              "frame_keys(frames, parse, /)\n--\n\n"
              "callpin.frame_keys.frame_keys: (keys, key_of, counts, firsts) of a list of frames.");
@@ -998,8 +993,9 @@ static PyObject *frame_keys(PyObject *Py_UNUSED(module), PyObject *args)
     }
     {
         Py_ssize_t count = PyList_GET_SIZE(distinct.keys);
-        if ((key_of_list = ints(key_of, done)) == NULL || (counts_list = ints(distinct.counts, count)) == NULL
-            || (firsts_list = ints(distinct.firsts, count)) == NULL)
+        if ((key_of_list = int_list(key_of, 0, done)) == NULL
+            || (counts_list = int_list(distinct.counts, 0, count)) == NULL
+            || (firsts_list = int_list(distinct.firsts, 0, count)) == NULL)
             goto done;
     }
     result = PyTuple_Pack(4, distinct.keys, key_of_list, counts_list, firsts_list);
