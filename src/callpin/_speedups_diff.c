@@ -328,29 +328,24 @@ typedef struct {
     Py_ssize_t a0, a1, b0, b1;
 } Box;
 
-typedef struct {
-    Box *items;
-    Py_ssize_t size, room;
-} Boxes;
-
-static int boxes_push(Boxes *boxes, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t b0, Py_ssize_t b1)
+/* The boxes still to align, kept as four positions each (a0, a1, b0, b1) in an Array. */
+static int boxes_push(Array *boxes, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t b0, Py_ssize_t b1)
 {
-    if (boxes->size == boxes->room) {
-        Py_ssize_t room = boxes->room ? boxes->room * 2 : 16;
-        Box *items = PyMem_Resize(boxes->items, Box, (size_t)room);
-        if (items == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        boxes->items = items;
-        boxes->room = room;
-    }
-    boxes->items[boxes->size].a0 = a0;
-    boxes->items[boxes->size].a1 = a1;
-    boxes->items[boxes->size].b0 = b0;
-    boxes->items[boxes->size].b1 = b1;
-    boxes->size++;
+    if (array_push(boxes, a0) < 0 || array_push(boxes, a1) < 0 || array_push(boxes, b0) < 0
+        || array_push(boxes, b1) < 0)
+        return -1;
     return 0;
+}
+
+static Box boxes_pop(Array *boxes)
+{
+    Box box;
+    boxes->size -= 4;
+    box.a0 = boxes->items[boxes->size];
+    box.a1 = boxes->items[boxes->size + 1];
+    box.b0 = boxes->items[boxes->size + 2];
+    box.b1 = boxes->items[boxes->size + 3];
+    return box;
 }
 
 /* align._unique_pairs: (i, j) of every key occurring once in a[a0:a1] and once in
@@ -471,7 +466,7 @@ static int common_subsequence(const uint64_t *a, const uint64_t *b, Box box, Py_
 static int align(const uint64_t *a, Py_ssize_t n, const uint64_t *b, Py_ssize_t m, Py_ssize_t exact_gap_cells,
                  Py_ssize_t *match)
 {
-    Boxes stack = {NULL, 0, 0};
+    Array stack = {NULL, 0, 0};
     Array anchors_a = {NULL, 0, 0}, anchors_b = {NULL, 0, 0};
     unsigned char *keep = NULL;
     int status = -1;
@@ -480,7 +475,7 @@ static int align(const uint64_t *a, Py_ssize_t n, const uint64_t *b, Py_ssize_t 
     if (boxes_push(&stack, 0, n, 0, m) < 0)
         goto done;
     while (stack.size) {
-        Box box = stack.items[--stack.size];
+        Box box = boxes_pop(&stack);
         Py_ssize_t kept, previous_a, previous_b;
         /* The equal prefix and suffix. */
         while (box.a0 < box.a1 && box.b0 < box.b1 && a[box.a0] == b[box.b0]) {
@@ -535,7 +530,7 @@ static int align(const uint64_t *a, Py_ssize_t n, const uint64_t *b, Py_ssize_t 
     }
     status = 0;
 done:
-    PyMem_Free(stack.items);
+    array_free(&stack);
     array_free(&anchors_a);
     array_free(&anchors_b);
     PyMem_Free(keep);
