@@ -146,7 +146,7 @@ def correspond(a: Sequence[_H], b: Sequence[_H], exact_gap_cells: int) -> Corres
 
 
 def stretches(a: list[int], b: list[int]) -> list[tuple[int, int, int]]:
-    """Pairs ascending on both sides, cut into stretches that advance by one on both."""
+    """Pairs (a[k], b[k]), in the order given, cut into stretches that advance by one on both sides."""
     if not a:
         return []
     steps = map(
