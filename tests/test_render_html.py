@@ -114,13 +114,13 @@ def test_a_diff_page_is_drawn_with_the_cyclic_collector_paused_and_left_as_found
     from callpin.render_html import diff_page
 
     seen = []
-    real_place = diff_page.place
+    real_outline = diff_page.outline
 
-    def place(*logs):
+    def outline(*arguments):
         seen.append(gc.isenabled())
-        return real_place(*logs)
+        return real_outline(*arguments)
 
-    monkeypatch.setattr(diff_page, "place", place)
+    monkeypatch.setattr(diff_page, "outline", outline)
     (gc.enable if collecting else gc.disable)()
     try:
         render_html(known_diff())

@@ -14,7 +14,7 @@ from .assets import LANE_WIDTH, OP_COLORS, OP_TINTS, RAISE_COLOR, lane_width
 from .cells import LONG_CHARS, THREAD_COLORS
 from .diff_page import INLINE_FOLD, render_html
 from .log_page import FIRST_ROWS, render_log_html
-from .page import CHUNK_ROWS
+from .packing import CHUNK_ROWS
 from .sequence import CALLER
 
 __all__ = [
