@@ -29,40 +29,42 @@ _UNCUT: Final = slice(0, 0)
 
 
 class FrameHeads(NamedTuple):
-    """Per frame: its key (kind byte and encoded label; None when the frame must be
-    decoded instead), its thread and its depth (meaningful only where the key is not None)."""
+    """Per frame: its key (kind byte and encoded label), its thread and its depth;
+    `unread` holds the indices of the frames to decode instead (their key is None,
+    their thread and depth bytes meaningless)."""
 
     keys: list[bytes | None]
     threads: bytes
     depths: bytes
+    unread: set[int]
 
 
 def frame_heads(frames: Sequence[bytes]) -> FrameHeads:
     """The keys, threads and depths of `frames`, read in passes over columns of bytes."""
     if not frames:
-        return FrameHeads([], b"", b"")
+        return FrameHeads([], b"", b"", set())
     if min(map(len, frames)) < _SHORTEST:
         # Too short to hold a wider int, so the padding never reads as one.
         frames = [frame if len(frame) >= _SHORTEST else bytes(_SHORTEST) + frame for frame in frames]
     heads = list(map(itemgetter(slice(0, 4)), frames))
     cuts = {head: _label_cut(head) for head in set(heads)}
     keys: list[bytes | None] = list(map(getitem, frames, map(cuts.__getitem__, heads)))
-    depths = bytes(map(itemgetter(-1), frames))
-    threads = bytes(map(itemgetter(-2), frames))
+    # Each frame's last _SHORTEST bytes back to back: column k of them is every
+    # _SHORTEST-th byte from k.
+    tails = b"".join(map(itemgetter(slice(-_SHORTEST, None)), frames))
+    depths = tails[_SHORTEST - 1 :: _SHORTEST]
+    threads = tails[_SHORTEST - 2 :: _SHORTEST]
     unread: set[int] = set()
     if _UNCUT in cuts.values():
         unread.update(k for k, key in enumerate(keys) if not key)
     unread.update(found.start() for found in re.finditer(rb"[\x80-\xff]", depths))
     unread.update(found.start() for found in re.finditer(rb"[\x00\x80-\xff]", threads))
-    unread.update(found.start() for found in re.finditer(rb"[^\xc0]", bytes(map(itemgetter(-3), frames))))
+    unread.update(found.start() for found in re.finditer(rb"[^\xc0]", tails[_SHORTEST - 3 :: _SHORTEST]))
     for distance, wider in _WIDER_HEADS.items():
-        column = bytes(map(itemgetter(distance), frames))
-        unread.update(found.start() for found in re.finditer(wider, column))
+        unread.update(found.start() for found in re.finditer(wider, tails[_SHORTEST + distance :: _SHORTEST]))
     for k in unread:
         keys[k] = None
-    return FrameHeads(keys, threads, depths)
-
-
+    return FrameHeads(keys, threads, depths, unread)
 def _label_cut(head: bytes) -> slice:
     """The slice of a frame holding its kind byte and encoded label, from its first four bytes."""
     if len(head) < 4 or head[0] != FRAME_HEAD or head[1] > 3:

@@ -43,12 +43,18 @@ LEVEL: Final = 1
 # Ext types whose text the page's script does not draw as Python does: a set's
 # elements show in hash order, decimals, dates, times and paths are re-parsed, a
 # big int may be past Python's limit for decimal text, and a str with lone
-# surrogates has no faithful JavaScript string. A chunk whose frames may hold
-# one (the pattern may also match inside other bytes) is drawn as markup instead.
-_PYTHON_DRAWN: Final = re.compile(
-    rb"[\xd4-\xd8][\x02-\x05\x07-\x0b\x12]|\xc7[\s\S][\x02-\x05\x07-\x0b\x12]"
-    rb"|\xc8[\s\S]{2}[\x02-\x05\x07-\x0b\x12]|\xc9[\s\S]{4}[\x02-\x05\x07-\x0b\x12]"
+# surrogates has no faithful JavaScript string. A chunk whose frames may hold one
+# is drawn as markup instead. An ext's type byte follows its head (fixext 1-16,
+# 0xd4-0xd8) or its 1, 2 or 4 length bytes (ext 8, 16, 32: 0xc7, 0xc8, 0xc9); the
+# bytes are first mapped to those classes (1 to 4, type bytes 5, others 0), where
+# each shape is a literal search (a match may also lie inside other bytes: then
+# the chunk is drawn as markup, which is only slower).
+_PYTHON_DRAWN_TYPES: Final = b"\x02\x03\x04\x05\x07\x08\x09\x0a\x0b\x12"
+_EXT_CLASSES: Final = bytes(
+    1 if 0xD4 <= b <= 0xD8 else 2 if b == 0xC7 else 3 if b == 0xC8 else 4 if b == 0xC9 else 5 * (b in _PYTHON_DRAWN_TYPES)
+    for b in range(256)
 )
+_WIDE_EXTS: Final = (re.compile(rb"\x02[\s\S]\x05"), re.compile(rb"\x03[\s\S]{2}\x05"), re.compile(rb"\x04[\s\S]{4}\x05"))
 
 
 class FrameChunk(NamedTuple):
@@ -90,7 +96,7 @@ def _packed(data: bytes) -> str:
 def frame_chunks(diff: Diff, folded: range) -> list[FrameChunk]:
     """The chunks of a fold's equal events: cut where the aligned old indices stop
     running on, and every CHUNK_ROWS events; each marked `drawn` when its frames may
-    hold what the script does not draw (see _PYTHON_DRAWN)."""
+    hold what the script does not draw (see _EXT_CLASSES)."""
     runs = diff.runs
     starts = [run.new for run in runs]
     chunks: list[FrameChunk] = []
@@ -112,12 +118,18 @@ def frame_chunks(diff: Diff, folded: range) -> list[FrameChunk]:
 
 
 def _needs_python(diff: Diff, new: int, old: int | None, count: int) -> bool:
-    if _PYTHON_DRAWN.search(b"".join(diff.new.frames[new : new + count])):
+    new_frames = diff.new.frames[new : new + count]
+    if _may_hold_python_drawn(new_frames):
         return True
     if old is None:
         return False
     old_frames = diff.old.frames[old : old + count]
-    return old_frames != diff.new.frames[new : new + count] and bool(_PYTHON_DRAWN.search(b"".join(old_frames)))
+    return old_frames != new_frames and _may_hold_python_drawn(old_frames)
+
+
+def _may_hold_python_drawn(frames: Sequence[bytes]) -> bool:
+    classes = b"".join(frames).translate(_EXT_CLASSES)
+    return b"\x01\x05" in classes or any(shape.search(classes) for shape in _WIDE_EXTS)
 
 
 def frames_chunk(diff: Diff, chunk: FrameChunk, stacks: tuple[Stacks, Stacks]) -> str:

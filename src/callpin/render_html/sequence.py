@@ -110,70 +110,128 @@ class _Placing:
         self.steps: dict[int, Step] = {}
         self.stacks: dict[int, Stacks] = {}
         self.threads: set[int] = set()
-        # The lane of each label, looked up once per distinct label; the kind and
-        # lane of each distinct key (kind byte + encoded label).
+        # The lane of each label, looked up once per distinct label.
         self.lane_of: dict[str, int] = {}
-        self.keyed: dict[bytes, tuple[str, int] | None] = {}
-
-    def run(self) -> None:
         # Per thread, the calls still open as (depth, lane), innermost last. Without
         # recorded outcomes a call stays open until its thread's next event at the
         # same depth or shallower.
-        open_calls: dict[int, list[tuple[int, int]]] = {}
+        self.open_calls: dict[int, list[tuple[int, int]]] = {}
         # The bars of each distinct stack of open calls, worked out once.
-        known: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = {}
+        self.known: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = {}
+
+    def run(self) -> None:
         frames = self.log.frames
-        keys, thread_bytes, depth_bytes = frame_heads(frames)
-        keyed = self.keyed
-        shown, starts, steps = self.shown, self.starts, self.steps
-        for index, key in enumerate(keys):
-            if index in starts:
-                self.stacks[index] = tuple((t, tuple(s)) for t, s in open_calls.items() if s)
-            event: Event | None = None
-            info: tuple[str, int] | None = None
-            if index in shown:
-                event = self._event(index)
-            elif key is not None:
-                info = keyed.get(key, _UNKNOWN)
-                if info is _UNKNOWN:
-                    info = keyed[key] = self._key_info(key)
-                if info is None:
-                    event = self._readable_event(index)
-            else:
-                event = self._readable_event(index)
+        keys, thread_bytes, depth_bytes, unread = frame_heads(frames)
+        labels = {key: self._label(key) for key in dict.fromkeys(keys) if key is not None}
+        misread = {key for key, label in labels.items() if label is None}
+        if misread:
+            unread |= {index for index, key in enumerate(keys) if key in misread}
+        # Events read whole: those shown, and those whose heads could not be read
+        # (None: not even decoded, so left out of the placing).
+        events = {index: self._event(index) for index in self.shown}
+        events.update((index, self._readable_event(index)) for index in unread - self.shown)
+        self._number_lanes(keys, labels, events)
+        self.info = {
+            key: (KINDS[key[0]], 0 if key[0] == _MARK else self.lane_of[label])
+            for key, label in labels.items()
+            if label is not None
+        }
+        self.keys, self.thread_bytes, self.depth_bytes = keys, thread_bytes, depth_bytes
+        self.threads.update(set(thread_bytes) - {0} if not unread else self._read_threads(unread))
+        done = 0
+        for index in sorted(self.starts | events.keys()):
+            self._pass(done, index)
+            if index in self.starts:
+                self.stacks[index] = tuple((t, tuple(s)) for t, s in self.open_calls.items() if s)
+            event = events.get(index)
             if event is not None:
-                kind, thread, depth = event.kind, event.thread, event.depth
-                lane = 0 if kind == "mark" else self._lane(event.label)
-            elif info is not None:
-                kind, lane = info
-                thread, depth = thread_bytes[index], depth_bytes[index]
-            else:
-                continue
-            stack = open_calls.get(thread)
-            if stack is None:
-                stack = open_calls[thread] = []
-                self.threads.add(thread)
-            if kind == "mark" or kind == "call":
+                self.threads.add(event.thread)
+                lane = 0 if event.kind == "mark" else self.lane_of[event.label]
+                self._place(index, event, event.kind, lane, event.thread, event.depth)
+            elif index not in events:
+                self._place(index, None, *self.info[keys[index]], thread_bytes[index], depth_bytes[index])
+            done = index + 1
+        self._pass(done, len(keys))
+
+    def _number_lanes(self, keys: list[bytes | None], labels: dict[bytes, str | None], events: dict[int, Event | None]) -> None:
+        """Give each module its lane in order of first appearance (of an event that is not a mark)."""
+        firsts = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
+        seen = [
+            (firsts[key], label)
+            for key, label in labels.items()
+            if label is not None and key[0] != _MARK
+        ]
+        seen.extend((index, event.label) for index, event in events.items() if event is not None and event.kind != "mark")
+        for _, label in sorted(seen):
+            if label not in self.lane_of:
+                self.lane_of[label] = self.lanes.setdefault(module_of(label), len(self.lanes))
+
+    def _read_threads(self, unread: set[int]) -> set[int]:
+        threads = bytearray(self.thread_bytes)
+        for index in unread:
+            threads[index] = 0
+        return set(threads) - {0}
+
+    def _pass(self, start: int, stop: int) -> None:
+        """Move the open calls over events start..stop-1, which keep no step."""
+        if start >= stop:
+            return
+        threads = self.thread_bytes[start:stop]
+        depths = self.depth_bytes[start:stop]
+        keys, info = self.keys, self.info
+        # After an event at depth 0 its thread has no open call but that event's own
+        # (a call): in one thread's stretch only the events after the last such one count.
+        if threads.count(threads[0]) == len(threads):
+            last = depths.rfind(0)
+            if last >= 0:
+                kind, lane = info[keys[start + last]]
+                self._stack(threads[0])[:] = [(0, lane)] if kind == "call" else []
+                start += last + 1
+                threads, depths = threads[last + 1 :], depths[last + 1 :]
+        open_calls = self.open_calls
+        for key, thread, depth in zip(keys[start:stop], threads, depths, strict=True):
+            kind, lane = info[key]
+            stack = open_calls.get(thread) or self._stack(thread)
+            if kind == "call":
                 while stack and stack[-1][0] >= depth:
                     stack.pop()
-                caller = stack[-1][1] if stack else 0
-                if kind == "call":
-                    stack.append((depth, lane))
-                    source, target = caller, lane
-                else:
-                    source = target = caller
-                if event is not None and index in shown:
-                    steps[index] = Step(index, frames[index], event, source, target, _bars(stack, known))
-                continue
-            while stack and stack[-1][0] > depth:
+                stack.append((depth, lane))
+            elif kind == "mark":
+                while stack and stack[-1][0] >= depth:
+                    stack.pop()
+            else:
+                while stack and stack[-1][0] > depth:
+                    stack.pop()
+                if stack and stack[-1][0] == depth:
+                    stack.pop()
+
+    def _stack(self, thread: int) -> list[tuple[int, int]]:
+        return self.open_calls.setdefault(thread, [])
+
+    def _place(self, index: int, event: Event | None, kind: str, lane: int, thread: int, depth: int) -> None:
+        """Move the open calls over one event, keeping its step when it is shown."""
+        stack = self._stack(thread)
+        if kind == "mark" or kind == "call":
+            while stack and stack[-1][0] >= depth:
                 stack.pop()
-            returning = bool(stack) and stack[-1][0] == depth
-            below = stack[:-1] if returning else stack
-            caller = below[-1][1] if below else 0
-            if event is not None and index in shown:
-                steps[index] = Step(index, frames[index], event, lane, caller, _bars(stack, known))
-            if returning:
-                stack.pop()
+            caller = stack[-1][1] if stack else 0
+            if kind == "call":
+                stack.append((depth, lane))
+                source, target = caller, lane
+            else:
+                source = target = caller
+            if event is not None and index in self.shown:
+                self.steps[index] = Step(index, self.log.frames[index], event, source, target, _bars(stack, self.known))
+            return
+        while stack and stack[-1][0] > depth:
+            stack.pop()
+        returning = bool(stack) and stack[-1][0] == depth
+        below = stack[:-1] if returning else stack
+        caller = below[-1][1] if below else 0
+        if event is not None and index in self.shown:
+            self.steps[index] = Step(index, self.log.frames[index], event, lane, caller, _bars(stack, self.known))
+        if returning:
+            stack.pop()
 
     def _event(self, index: int) -> Event:
         frame = self.log.frames[index]
@@ -188,25 +246,16 @@ class _Placing:
         except CorruptLog:
             return None
 
-    def _key_info(self, key: bytes) -> tuple[str, int] | None:
-        """The kind and lane of a key; None when its label does not decode to a str."""
+    def _label(self, key: bytes) -> str | None:
+        """The label of a key; None when it does not decode to a str."""
         try:
             label = self.decoder.decode(key[1:])
         except CallpinError:
             return None
-        if type(label) is not str:
-            return None
-        kind = KINDS[key[0]]
-        return kind, (0 if kind == "mark" else self._lane(label))
-
-    def _lane(self, label: str) -> int:
-        lane = self.lane_of.get(label, -1)
-        if lane < 0:
-            lane = self.lane_of[label] = self.lanes.setdefault(module_of(label), len(self.lanes))
-        return lane
+        return label if type(label) is str else None
 
 
-_UNKNOWN: Final = ("", -1)
+_MARK: Final = KINDS.index("mark")
 
 
 def _bars(
