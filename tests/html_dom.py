@@ -13,8 +13,8 @@ import json
 import struct
 import zlib
 from collections.abc import Iterator
-from typing import NamedTuple
 from html.parser import HTMLParser
+from typing import NamedTuple
 
 VOID = {"meta", "link", "br", "hr", "img", "input", "source", "wbr", "area", "base", "col"}
 

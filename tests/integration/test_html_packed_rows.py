@@ -36,7 +36,7 @@ class Card:
     limit: float
 
 
-Point = namedtuple("Point", "x y")  # noqa: PYI024 - a plain namedtuple is what is recorded
+Point = namedtuple("Point", "x y")
 
 
 class Gateway:

@@ -120,9 +120,9 @@ def _outline(diff: Diff, laid_out: list[Row], folds: dict[int, range], chunks: d
             continue
         for chunk in chunks[k]:
             if chunk.drawn:
-                shown_new.update(range(chunk.new, chunk.new + chunk.count))
+                shown_new.update(range(chunk.new, chunk.new + chunk.length))
                 if chunk.old is not None:
-                    shown_old.update(range(chunk.old, chunk.old + chunk.count))
+                    shown_old.update(range(chunk.old, chunk.old + chunk.length))
             else:
                 starts_new.add(chunk.new)
                 if chunk.old is not None:
@@ -142,10 +142,12 @@ def _fold(
         return f'<details class="skip">{summary}{drawn}</details>'
     packed: list[str] = []
     for chunk in chunks:
-        olds = range(chunk.count) if chunk.old is None else range(chunk.old, chunk.old + chunk.count)
+        olds = range(chunk.length) if chunk.old is None else range(chunk.old, chunk.old + chunk.length)
         if chunk.drawn:
-            news = range(chunk.new, chunk.new + chunk.count)
-            markup = (_equal_row(None if chunk.old is None else old, new, sides) for old, new in zip(olds, news))
+            news = range(chunk.new, chunk.new + chunk.length)
+            markup = (
+                _equal_row(None if chunk.old is None else old, new, sides) for old, new in zip(olds, news, strict=True)
+            )
             packed.extend(packed_rows(markup)[0])
         else:
             opened = (() if chunk.old is None else stacks[0][chunk.old], stacks[1][chunk.new])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from operator import getitem, itemgetter
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple, cast
 
 from ..codec import FRAME_HEAD
 
@@ -24,7 +24,13 @@ _SHORTEST: Final = 10
 # A frame's last three bytes 0xc0, t, d are a nil error, thread t and depth d unless
 # t or d is the tail of a wider int: the head of that int (uint or int of 16, 32 or 64
 # bits) would stand at one of these distances from the end.
-_WIDER_HEADS: Final = {-4: rb"[\xcd\xd1]", -5: rb"[\xce\xd2]", -6: rb"[\xce\xd2]", -9: rb"[\xcf\xd3]", -10: rb"[\xcf\xd3]"}
+_WIDER_HEADS: Final = {
+    -4: rb"[\xcd\xd1]",
+    -5: rb"[\xce\xd2]",
+    -6: rb"[\xce\xd2]",
+    -9: rb"[\xcf\xd3]",
+    -10: rb"[\xcf\xd3]",
+}
 _UNCUT: Final = slice(0, 0)
 
 
@@ -48,7 +54,7 @@ def frame_heads(frames: Sequence[bytes]) -> FrameHeads:
         frames = [frame if len(frame) >= _SHORTEST else bytes(_SHORTEST) + frame for frame in frames]
     heads = list(map(itemgetter(slice(0, 4)), frames))
     cuts = {head: _label_cut(head) for head in set(heads)}
-    keys: list[bytes | None] = list(map(getitem, frames, map(cuts.__getitem__, heads)))
+    keys = cast("list[bytes | None]", list(map(getitem, frames, map(cuts.__getitem__, heads))))
     # Each frame's last _SHORTEST bytes back to back: column k of them is every
     # _SHORTEST-th byte from k.
     tails = b"".join(map(itemgetter(slice(-_SHORTEST, None)), frames))
@@ -65,6 +71,8 @@ def frame_heads(frames: Sequence[bytes]) -> FrameHeads:
     for k in unread:
         keys[k] = None
     return FrameHeads(keys, threads, depths, unread)
+
+
 def _label_cut(head: bytes) -> slice:
     """The slice of a frame holding its kind byte and encoded label, from its first four bytes."""
     if len(head) < 4 or head[0] != FRAME_HEAD or head[1] > 3:

@@ -51,20 +51,32 @@ LEVEL: Final = 1
 # the chunk is drawn as markup, which is only slower).
 _PYTHON_DRAWN_TYPES: Final = b"\x02\x03\x04\x05\x07\x08\x09\x0a\x0b\x12"
 _EXT_CLASSES: Final = bytes(
-    1 if 0xD4 <= b <= 0xD8 else 2 if b == 0xC7 else 3 if b == 0xC8 else 4 if b == 0xC9 else 5 * (b in _PYTHON_DRAWN_TYPES)
+    1
+    if 0xD4 <= b <= 0xD8
+    else 2
+    if b == 0xC7
+    else 3
+    if b == 0xC8
+    else 4
+    if b == 0xC9
+    else 5 * (b in _PYTHON_DRAWN_TYPES)
     for b in range(256)
 )
-_WIDE_EXTS: Final = (re.compile(rb"\x02[\s\S]\x05"), re.compile(rb"\x03[\s\S]{2}\x05"), re.compile(rb"\x04[\s\S]{4}\x05"))
+_WIDE_EXTS: Final = (
+    re.compile(rb"\x02[\s\S]\x05"),
+    re.compile(rb"\x03[\s\S]{2}\x05"),
+    re.compile(rb"\x04[\s\S]{4}\x05"),
+)
 
 
 class FrameChunk(NamedTuple):
     """Up to CHUNK_ROWS equal events of a fold: from new index `new` (and old index
-    `old`, None when they are aligned with no old event), `count` of them; `drawn`
+    `old`, None when they are aligned with no old event), `length` of them; `drawn`
     when their rows are written as markup rather than as frames."""
 
     new: int
     old: int | None
-    count: int
+    length: int
     drawn: bool
 
 
@@ -134,19 +146,19 @@ def _may_hold_python_drawn(frames: Sequence[bytes]) -> bool:
 
 def frames_chunk(diff: Diff, chunk: FrameChunk, stacks: tuple[Stacks, Stacks]) -> str:
     """A chunk of equal events as their frames (see the module docstring)."""
-    new_frames = diff.new.frames[chunk.new : chunk.new + chunk.count]
+    new_frames = diff.new.frames[chunk.new : chunk.new + chunk.length]
     payload = _framed(new_frames)
     paired = ""
     if chunk.old is not None:
-        old_frames = diff.old.frames[chunk.old : chunk.old + chunk.count]
+        old_frames = diff.old.frames[chunk.old : chunk.old + chunk.length]
         if old_frames != new_frames:
             payload += _framed(old_frames)
             paired = ' data-pairs="1"'
     old = "" if chunk.old is None else str(chunk.old)
     opened = json.dumps([_stacks_json(stacks[0]), _stacks_json(stacks[1])], separators=(",", ":"))
     return (
-        f'<script type="text/x-callpin-frames" data-new="{chunk.new}" data-old="{old}" data-count="{chunk.count}"{paired}'
-        f' data-stacks="{escape(opened)}">{_packed(payload)}</script>'
+        f'<script type="text/x-callpin-frames" data-new="{chunk.new}" data-old="{old}"'
+        f' data-count="{chunk.length}"{paired} data-stacks="{escape(opened)}">{_packed(payload)}</script>'
     )
 
 

@@ -8,7 +8,7 @@ within its thread) to its module; a return or raise runs back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple, cast
 
 from .. import codec
 from ..errors import CallpinError, CorruptLog
@@ -54,7 +54,9 @@ def place(*logs: Log) -> tuple[dict[str, int], list[list[Step]]]:
     decoded once.
     """
     placed = outline(logs, [range(len(log)) for log in logs], [() for _ in logs])
-    return placed.lanes, [[steps[index] for index in range(len(log))] for log, steps in zip(logs, placed.steps, strict=True)]
+    return placed.lanes, [
+        [steps[index] for index in range(len(log))] for log, steps in zip(logs, placed.steps, strict=True)
+    ]
 
 
 # The calls still open at an event, per thread: (thread, ((depth, lane), ...)), innermost last.
@@ -128,7 +130,7 @@ class _Placing:
             unread |= {index for index, key in enumerate(keys) if key in misread}
         # Events read whole: those shown, and those whose heads could not be read
         # (None: not even decoded, so left out of the placing).
-        events = {index: self._event(index) for index in self.shown}
+        events: dict[int, Event | None] = {index: self._event(index) for index in self.shown}
         events.update((index, self._readable_event(index)) for index in unread - self.shown)
         self._number_lanes(keys, labels, events)
         self.info = {
@@ -136,7 +138,9 @@ class _Placing:
             for key, label in labels.items()
             if label is not None
         }
-        self.keys, self.thread_bytes, self.depth_bytes = keys, thread_bytes, depth_bytes
+        # Every index outside `unread` has a key, and only those are placed from their keys.
+        self.keys = cast("list[bytes]", keys)
+        self.thread_bytes, self.depth_bytes = thread_bytes, depth_bytes
         self.threads.update(set(thread_bytes) - {0} if not unread else self._read_threads(unread))
         done = 0
         for index in sorted(self.starts | events.keys()):
@@ -149,19 +153,19 @@ class _Placing:
                 lane = 0 if event.kind == "mark" else self.lane_of[event.label]
                 self._place(index, event, event.kind, lane, event.thread, event.depth)
             elif index not in events:
-                self._place(index, None, *self.info[keys[index]], thread_bytes[index], depth_bytes[index])
+                self._place(index, None, *self.info[self.keys[index]], thread_bytes[index], depth_bytes[index])
             done = index + 1
         self._pass(done, len(keys))
 
-    def _number_lanes(self, keys: list[bytes | None], labels: dict[bytes, str | None], events: dict[int, Event | None]) -> None:
+    def _number_lanes(
+        self, keys: list[bytes | None], labels: dict[bytes, str | None], events: dict[int, Event | None]
+    ) -> None:
         """Give each module its lane in order of first appearance (of an event that is not a mark)."""
         firsts = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
-        seen = [
-            (firsts[key], label)
-            for key, label in labels.items()
-            if label is not None and key[0] != _MARK
-        ]
-        seen.extend((index, event.label) for index, event in events.items() if event is not None and event.kind != "mark")
+        seen = [(firsts[key], label) for key, label in labels.items() if label is not None and key[0] != _MARK]
+        seen.extend(
+            (index, event.label) for index, event in events.items() if event is not None and event.kind != "mark"
+        )
         for _, label in sorted(seen):
             if label not in self.lane_of:
                 self.lane_of[label] = self.lanes.setdefault(module_of(label), len(self.lanes))
