@@ -192,6 +192,8 @@ class _Placing:
                 self._stack(threads[0])[:] = [(0, lane)] if kind == "call" else []
                 start += last + 1
                 threads, depths = threads[last + 1 :], depths[last + 1 :]
+        # The moves of _place without its step, in one loop: it runs once per event
+        # of every stretch a page leaves to its script.
         open_calls = self.open_calls
         for key, thread, depth in zip(keys[start:stop], threads, depths, strict=True):
             kind, lane = info[key]
