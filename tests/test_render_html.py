@@ -700,3 +700,41 @@ def test_control_characters_and_lone_surrogates_of_a_log_are_escaped_on_the_page
     assert "\x1b" not in text
     assert "\x00" not in text
     assert "svc.\\x1b[2J\\ud800" in text
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_placing_from_frame_heads_matches_placing_every_event_decoded(seed):
+    import random
+
+    from callpin.render_html.sequence import outline, place
+
+    rng = random.Random(seed)
+    threads = [1, 2, 3, 300] if seed % 3 == 0 else [1]
+    labels = ["svc.a", "svc.b", "other.c", "x" * 40 + ".long", "mark_me"]
+    events = []
+    for _ in range(600):
+        thread, depth = rng.choice(threads), rng.choice([0, 0, 1, 2, 3, 200])
+        label = rng.choice(labels)
+        kind = rng.choice(["call", "call", "return", "raise", "mark"])
+        if kind == "call":
+            events.append(call(label, rng.randrange(1000), thread=thread, depth=depth))
+        elif kind == "return":
+            events.append(ret(label, rng.randrange(300), thread=thread, depth=depth))
+        elif kind == "raise":
+            events.append(raised(label, "ValueError", "no", thread=thread, depth=depth))
+        else:
+            events.append(mark(label, rng.randrange(5)))
+    log = log_of(*events)
+    lanes, (every,) = place(log)
+    shown = set(rng.sample(range(len(events)), 40))
+    starts = set(rng.sample(range(len(events)), 40))
+    sparse = outline([log], [shown], [starts])
+    dense = outline([log], [range(len(events))], [starts])
+    assert sparse.lanes == lanes
+    # A decoded Event's own index is that of the first of its equal frames decoded.
+    def same(step):
+        return step._replace(event=step.event._replace(index=0))
+
+    assert {index: same(every[index]) for index in shown} == {k: same(step) for k, step in sparse.steps[0].items()}
+    assert sparse.stacks == dense.stacks
+    assert sparse.threads == dense.threads == set(threads)

@@ -169,3 +169,13 @@ def test_an_unreadable_frame_in_a_fold_shows_as_a_row_of_its_own(browser, tmp_pa
     assert rows[20].count('class="tx bad"') == 2
     assert "unreadable event: text that is not UTF-8" in rows[20]
     assert "customer-21" in rows[21]
+
+
+def test_folds_of_a_diff_by_thread_are_drawn_as_python_writes_them(browser, tmp_path, monkeypatch):
+    events = [call(f"svc{k % 3}.step", k, thread=1 + k % 2, depth=k % 3 // 2) for k in range(200)]
+    old = log_of(*events, mark("end", 1))
+    new = log_of(*events[:100], call("audit.extra", 1), *events[100:], mark("end", 2))
+    packed, drawn = pages_of(diff(old, new, order="thread"), tmp_path, monkeypatch)
+    by_script, by_python = folded_rows(browser, packed), folded_rows(browser, drawn)
+    assert len(by_script["rows"]) > 150
+    assert by_script["rows"] == by_python["rows"]
