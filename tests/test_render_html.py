@@ -731,6 +731,7 @@ def test_placing_from_frame_heads_matches_placing_every_event_decoded(seed):
     sparse = outline([log], [shown], [starts])
     dense = outline([log], [range(len(events))], [starts])
     assert sparse.lanes == lanes
+
     # A decoded Event's own index is that of the first of its equal frames decoded.
     def same(step):
         return step._replace(event=step.event._replace(index=0))
