@@ -72,7 +72,8 @@ def _page(diff: Diff, context: int) -> str:
             cursor += row.hidden
         elif row.new is not None:
             cursor = row.new + 1
-    chunks = {k: frame_chunks(diff, folded) for k, folded in folds.items() if len(folded) > INLINE_FOLD}
+    packed = [k for k, folded in folds.items() if len(folded) > INLINE_FOLD]
+    chunks = dict(zip(packed, frame_chunks(diff, (folds[k] for k in packed)), strict=True))
     placed = _outline(diff, laid_out, folds, chunks)
     sides = _Sides(placed.steps[0], placed.steps[1], Painter())
     lanes = placed.lanes

@@ -105,28 +105,31 @@ def _packed(data: bytes) -> str:
     return base64.b64encode(packer.compress(data) + packer.flush()).decode("ascii")
 
 
-def frame_chunks(diff: Diff, folded: range) -> list[FrameChunk]:
-    """The chunks of a fold's equal events: cut where the aligned old indices stop
+def frame_chunks(diff: Diff, folds: Iterable[range]) -> list[list[FrameChunk]]:
+    """The chunks of each fold's equal events: cut where the aligned old indices stop
     running on, and every CHUNK_ROWS events; each marked `drawn` when its frames may
     hold what the script does not draw (see _EXT_CLASSES)."""
     runs = diff.runs
     starts = [run.new for run in runs]
-    chunks: list[FrameChunk] = []
-    j, end = folded.start, folded.stop
-    while j < end:
-        k = bisect_right(starts, j) - 1
-        if k >= 0 and j < runs[k].new + runs[k].length:
-            old: int | None = runs[k].old + (j - runs[k].new)
-            stop = min(end, runs[k].new + runs[k].length)
-        else:
-            old = None
-            stop = min(end, starts[k + 1]) if k + 1 < len(starts) else end
-        for first in range(j, stop, CHUNK_ROWS):
-            count = min(CHUNK_ROWS, stop - first)
-            start = None if old is None else old + (first - j)
-            chunks.append(FrameChunk(first, start, count, _needs_python(diff, first, start, count)))
-        j = stop
-    return chunks
+    planned: list[list[FrameChunk]] = []
+    for folded in folds:
+        chunks: list[FrameChunk] = []
+        j, end = folded.start, folded.stop
+        while j < end:
+            k = bisect_right(starts, j) - 1
+            if k >= 0 and j < runs[k].new + runs[k].length:
+                old: int | None = runs[k].old + (j - runs[k].new)
+                stop = min(end, runs[k].new + runs[k].length)
+            else:
+                old = None
+                stop = min(end, starts[k + 1]) if k + 1 < len(starts) else end
+            for first in range(j, stop, CHUNK_ROWS):
+                count = min(CHUNK_ROWS, stop - first)
+                start = None if old is None else old + (first - j)
+                chunks.append(FrameChunk(first, start, count, _needs_python(diff, first, start, count)))
+            j = stop
+        planned.append(chunks)
+    return planned
 
 
 def _needs_python(diff: Diff, new: int, old: int | None, count: int) -> bool:
