@@ -402,7 +402,15 @@
     cell.append.apply(cell, parts.filter(function (part) { return part.nodeType !== 3 || part.data; }));
     return cell;
   }
+  // Like the Python painter, each distinct drawing is built once, then copied.
+  var drawings = new Map();
   function drawing(e, step) {
+    var key = [e.kind, e.thread, step.source, step.target, step.bars.join(";")].join("|");
+    var drawn = drawings.get(key);
+    if (!drawn) drawings.set(key, drawn = newDrawing(e, step));
+    return drawn.cloneNode(true);
+  }
+  function newDrawing(e, step) {
     var g = element("span", "g " + threadClass(e.thread));
     var last = step.bars.length - 1;
     step.bars.forEach(function (bar, k) {
