@@ -41,7 +41,7 @@ CHUNK_ROWS: Final = 400
 # 4.29 MB for the page, 0.12 s against 0.35 s of packing.
 LEVEL: Final = 1
 # Ext types whose text the page's script does not draw as Python does: a set's
-# elements show in hash order, decimals, dates, times and paths are re-parsed, a
+# elements are ordered by Python, decimals, dates, times and paths are re-parsed, a
 # big int may be past Python's limit for decimal text, and a str with lone
 # surrogates has no faithful JavaScript string. A chunk whose frames may hold one
 # is drawn as markup instead. An ext's type byte follows its head (fixext 1-16,
