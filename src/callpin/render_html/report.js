@@ -506,7 +506,8 @@
       at = start;
     }
     framesOf(sides[1]);
-    sides[0].bounds = chunk.dataset.pairs ? (framesOf(sides[0]), sides[0].bounds) : sides[1].bounds;
+    if (chunk.dataset.pairs) framesOf(sides[0]);
+    else sides[0].bounds = sides[1].bounds;
     var part = document.createDocumentFragment();
     for (var k = 0; k < count; k++) {
       var row = element("div", "row eq");
