@@ -179,3 +179,27 @@ def test_folds_of_a_diff_by_thread_are_drawn_as_python_writes_them(browser, tmp_
     by_script, by_python = folded_rows(browser, packed), folded_rows(browser, drawn)
     assert len(by_script["rows"]) > 150
     assert by_script["rows"] == by_python["rows"]
+
+
+def test_a_chunk_cut_short_says_so_in_its_fold_and_the_others_still_draw(browser, tmp_path):
+    import base64
+    import re
+    import zlib
+
+    events = [call("svc.step", f"customer-{k}") for k in range(500)]
+    old, new = log_of(*events, mark("end", 1)), log_of(*events, mark("end", 2))
+    text = render_html(diff(old, new))
+    first = re.search(r'(<script type="text/x-callpin-frames"[^>]*>)([^<]*)</script>', text)
+    assert first is not None
+    payload = zlib.decompress(base64.b64decode(first.group(2)), -15)
+    packer = zlib.compressobj(1, zlib.DEFLATED, -15)
+    cut = base64.b64encode(packer.compress(payload[: len(payload) // 2]) + packer.flush()).decode("ascii")
+    page = tmp_path / "page.html"
+    page.write_text(text.replace(first.group(0), first.group(1) + cut + "</script>"), encoding="utf-8")
+    browser.open(page.as_uri(), 1280, 720)
+    seen = browser.evaluate(
+        FOLDED_ROWS.replace("rows: [", "bad: [...document.querySelectorAll('p.bad')].map(p => p.textContent), rows: [")
+    )
+    assert seen["bad"] == ["These events could not be drawn: a chunk cut short"]
+    assert seen["left"] == 0
+    assert len(seen["rows"]) == len(events) - 3 - 400  # the second chunk drew its rows

@@ -113,7 +113,7 @@ def stylesheet(lanes: int, *, sides: int, head_height: int) -> str:
         "background:#f7fafc;border-top:1px dashed #cbd2d9;border-bottom:1px dashed #cbd2d9}",
         ".more{margin:.5em 1em;font:12px sans-serif}",
         # An event the page's script could not read from its frame says so in its row.
-        f".bad{{color:{RAISE_COLOR};font-style:italic}}",
+        f".bad{{color:{RAISE_COLOR};font-style:italic}}p.bad{{margin:.5em 1em;font-size:12px}}",
         # A drawn chunk off screen is neither laid out nor painted until scrolled to.
         f".chunk{{content-visibility:auto;contain-intrinsic-size:auto {CHUNK_HEIGHT}px}}",
         # Many labels scroll inside their box, so the first difference stays near the top.

@@ -539,7 +539,7 @@
   function drawNext(block) {
     if (block.busy) return;
     var chunk = block.querySelector(PACKED);
-    var more = block.querySelector(".more");
+    var more = block.querySelector("button.more");
     if (!chunk) { if (more) more.remove(); return; }
     block.busy = true;
     var part = document.createElement("div");
@@ -549,7 +549,7 @@
       else part.innerHTML = utf8.decode(bytes);
     }).catch(function (err) {
       var reason = err instanceof Unreadable ? err.reason : String(err);
-      part.replaceChildren(element("p", "more bad", "These events could not be drawn: " + reason));
+      part.replaceChildren(element("p", "bad", "These events could not be drawn: " + reason));
     }).then(function () {
       chunk.remove();
       block.querySelector(".rows").appendChild(part);
@@ -563,7 +563,7 @@
     });
   }, {rootMargin: "600px"}) : null;
   Array.prototype.forEach.call(document.querySelectorAll(".lazy"), function (block) {
-    var more = block.querySelector(".more");
+    var more = block.querySelector("button.more");
     if (more) {
       more.addEventListener("click", function () { drawNext(block); });
       if (watcher) watcher.observe(more);
