@@ -54,3 +54,24 @@ def test_logs_are_byte_identical_across_environments(tmp_path, pure_python):
         subprocess.run([sys.executable, "-c", SCRIPT, str(out)], cwd=workdir, env=env, check=True)
         outputs.append(out.read_bytes())
     assert all(data == outputs[0] for data in outputs[1:])
+
+
+@pytest.mark.parametrize("form", ["text", "json", "html"])
+def test_what_show_prints_of_a_log_with_sets_is_the_same_in_every_environment(tmp_path, form):
+    # The log holds sets of strings, uuids and mixed types: a set's repr() follows its
+    # elements' hashes, and so PYTHONHASHSEED.
+    log = tmp_path / "sets.cpin"
+    subprocess.run([sys.executable, "-c", SCRIPT, str(log)], check=True)
+    outputs = []
+    for extra in ENVIRONMENTS:
+        env = {k: v for k, v in os.environ.items() if k not in ("TZ", "LANG", "LC_ALL", "PYTHONHASHSEED")}
+        env.update(extra)
+        shown = subprocess.run(
+            [sys.executable, "-m", "callpin", "show", "--format", form, str(log)],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        outputs.append(shown.stdout)
+    assert b"silver" in outputs[0]
+    assert all(output == outputs[0] for output in outputs[1:])

@@ -266,6 +266,44 @@ def test_url_credentials_are_numbered_secrets():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # A parsed URL's network location (`urlsplit(url).netloc`) has no "://" before it.
+        ("ops:letmein@api.example.com", "<secret:1>@api.example.com"),
+        ("ops:letmein@api.example.com:8443", "<secret:1>@api.example.com:8443"),
+        ("u:@host", "<secret:1>@host"),
+        (":p@host", "<secret:1>@host"),
+    ],
+)
+def test_the_credentials_of_a_network_location_are_secrets(text, expected):
+    assert norm(text) == expected
+    assert norm(expected) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An address, or a name before the '@' with no password: nothing says it is a secret.
+        "ada@example.com",
+        "token@host",
+        # A URI whose scheme puts an address after the ':'.
+        "mailto:ada@example.com",
+        "MAILTO:ada@example.com",
+        "sip:alice@atlanta.com",
+        "xmpp:ada@example.com",
+        # Only a whole text is a network location: not one inside a sentence, nor one
+        # followed by a path.
+        "sent to ops:letmein@host today",
+        "git@github.com:org/repo.git",
+        "u:p@host/path",
+        "u:p@host\n",
+    ],
+)
+def test_texts_that_only_look_like_a_network_location_are_kept(text):
+    assert norm(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("https://api.x/cb?access_token=abc123&user=ada", "https://api.x/cb?access_token=<secret:1>&user=ada"),
         ("password=hunter2&user=ada", "password=<secret:1>&user=ada"),
         ("/q?myToken=zz;tokenId=9#top", "/q?myToken=<secret:1>;tokenId=<secret:2>#top"),

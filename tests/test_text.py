@@ -33,3 +33,10 @@ def test_a_value_nested_past_depth_100_is_cut_there_even_where_repr_could_show_i
 def test_a_long_value_nested_less_than_100_deep_is_its_repr():
     value = _lists(99, "x" * 500)
     assert value_text(value) == repr(value)
+
+
+def test_a_set_is_written_in_the_order_of_its_elements_texts():
+    # Small ints hash to themselves: repr() writes this set as {33, 2, 10} in every process.
+    value = [{33, 2, 10}, frozenset({"b", "a"}), {"k": {3, 1}}]
+    assert value_text(value) == "[{10, 2, 33}, frozenset({'a', 'b'}), {'k': {1, 3}}]"
+    assert value_text(Record("m.R", (("tags", {33, 2, 10}),))) == "R(tags={10, 2, 33})"

@@ -24,9 +24,16 @@ TIMESTAMP_PATTERN = (
 )
 ADDRESS_PATTERN = r"(?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z])"
 # The credentials of a URL (`https://user:password@host`): what lies between "://" and
-# an "@" with no '/', '?', '#' or white space in between. Scanned by normalize_text
+# an "@" with no '/', '?', '#' or white space in between; and the `user:password` of a
+# text that is a whole network location (`urllib.parse.urlsplit(url).netloc`, no "://"
+# before it): a ':' before the '@', and only a host after it. A text without the ':'
+# (`ada@example.com`, `token@host`) is kept, and so is a URI whose scheme puts an address
+# there (`mailto:`, `sip:`, `sips:`, `xmpp:`, `im:`, `pres:`). Scanned by normalize_text
 # under both implementations (the C encoder hands it a text with an '@').
-URL_CREDENTIALS_PATTERN = r"(?<=://)[^\s/?#@]+(?=@)"
+URL_CREDENTIALS_PATTERN = (
+    r"(?<=://)[^\s/?#@]+(?=@)"
+    r"|\A(?!(?i:mailto|sips?|xmpp|im|pres):)[^\s/?#@:]*:[^\s/?#@]*(?=@[^\s/?#@]+\Z)"
+)
 # Names that say their value is a secret, searched in a name lower-cased after its
 # camelCase humps are split with '_' (`accessToken` is `access_token`). `userinfo` is
 # RFC 3986's name for a URL's credentials, under which a parsed URL keeps them (httpx),

@@ -33,11 +33,12 @@ def _escape(found: re.Match[str]) -> str:
 
 
 def value_text(value: Any) -> str:
-    """repr() of a decoded value, also where repr() refuses one.
+    """repr() of a decoded value, also where repr() refuses one, the same in every process.
 
     A log may hold an int past Python's limit for converting ints to decimal text
     (shown in hex) or a value nested deeper than 100 (shown down to depth 100, then
-    `...`).
+    `...`). A set's elements are written in the order of their texts, not in repr()'s
+    order, which follows their hashes and so changes with PYTHONHASHSEED.
     """
     try:
         text = repr(value)
@@ -47,7 +48,8 @@ def value_text(value: Any) -> str:
     # against the recursion limit and the current stack, 3.13 against a far larger C
     # limit), so the cut is made here, the same on every Python. Each level of nesting
     # writes at least two characters: a shorter text cannot hold a value that deep.
-    if len(text) <= 2 * SHOWN_DEPTH:
+    # A text with no '{' holds no set, whose repr() would follow its elements' hashes.
+    if len(text) <= 2 * SHOWN_DEPTH and "{" not in text:
         return text
     return _bounded_text(value, SHOWN_DEPTH)
 
@@ -74,7 +76,9 @@ def _bounded_text(value: Any, depth: int) -> str:
     if kind in (set, frozenset):
         if not value:
             return f"{kind.__name__}()"
-        inside = "{" + ", ".join(map(inner, value)) + "}"
+        # In the order of their texts: a set's own order follows its elements' hashes,
+        # and so PYTHONHASHSEED.
+        inside = "{" + ", ".join(sorted(map(inner, value))) + "}"
         return inside if kind is set else f"frozenset({inside})"
     if isinstance(value, _NESTING_INERT):
         return value.show(inner)
