@@ -47,7 +47,7 @@ class Gateway:
 
 def varied_events() -> list:
     """Events of every shape a fold can hold: nesting, raises, marks, threads, long and
-    unicode text, hostile strings, floats and ints at their edges, ext values."""
+    unicode text, hostile strings, floats and ints at their edges, sets, ext values."""
     long_text = "Dear customer, " + "your subscription was renewed. " * (LONG_CHARS // 20)
     return [
         call("accounts.lookup", "cust_1", 42, None, True, False),
@@ -72,6 +72,8 @@ def varied_events() -> list:
         call("values.take", Colour.RED, Card("4242", 1000.0), Point(1, 2), ValueError("bad", 3)),
         call("values.take", uuid.UUID("12345678-1234-5678-1234-567812345678"), Gateway(), [[[[]]]]),
         call("values.take", {"nested": {"deeper": {"deepest": [1, {"k": None}]}}}, ()),
+        call("sets.take", {3, 1, 2}, {"b", "a", "\U0001f600", "\uff01", "A"}, frozenset({(1, "x"), (0, "y")}), set()),
+        call("sets.take", frozenset(), {1, "a", None, 2.5}, {frozenset({2, 1}), frozenset()}, {-1, 10, 9}),
         call("threads.work", "from t2", thread=2),
         call("threads.inner", thread=2, depth=1),
         ret("threads.inner", "done", thread=2, depth=1),
@@ -134,7 +136,9 @@ def test_the_script_draws_folded_rows_exactly_as_python_writes_them(browser, tmp
     old = log_of(*events, call("end.mark", "old"), path="old.cpin")
     new = log_of(*events, call("end.mark", "new"), path="new.cpin")
     packed, drawn = pages_of(diff(old, new), tmp_path, monkeypatch)
-    assert 'type="text/x-callpin-frames"' in packed.read_text(encoding="utf-8")
+    written = packed.read_text(encoding="utf-8")
+    assert 'type="text/x-callpin-frames"' in written
+    assert 'type="text/x-callpin-rows"' not in written  # every chunk is drawn by the script
     assert 'type="text/x-callpin-frames"' not in drawn.read_text(encoding="utf-8")
     by_script, by_python = folded_rows(browser, packed), folded_rows(browser, drawn)
     assert by_script["left"] == 0

@@ -40,16 +40,15 @@ CHUNK_ROWS: Final = 400
 # level 6, in about a third of the time: at 200,000 equal events, 4.54 MB against
 # 4.29 MB for the page, 0.12 s against 0.35 s of packing.
 LEVEL: Final = 1
-# Ext types whose text the page's script does not draw as Python does: a set's
-# elements are ordered by Python, decimals, dates, times and paths are re-parsed, a
-# big int may be past Python's limit for decimal text, and a str with lone
-# surrogates has no faithful JavaScript string. A chunk whose frames may hold one
-# is drawn as markup instead. An ext's type byte follows its head (fixext 1-16,
+# Ext types whose text the page's script does not draw as Python does: decimals,
+# dates, times and paths are re-parsed, a big int may be past Python's limit for
+# decimal text, and a str with lone surrogates has no faithful JavaScript string. A
+# chunk whose frames may hold one is drawn as markup instead. An ext's type byte follows its head (fixext 1-16,
 # 0xd4-0xd8) or its 1, 2 or 4 length bytes (ext 8, 16, 32: 0xc7, 0xc8, 0xc9); the
 # bytes are first mapped to those classes (1 to 4, type bytes 5, others 0), where
 # each shape is a literal search (a match may also lie inside other bytes: then
 # the chunk is drawn as markup, which is only slower).
-_PYTHON_DRAWN_TYPES: Final = b"\x02\x03\x04\x05\x07\x08\x09\x0a\x0b\x12"
+_PYTHON_DRAWN_TYPES: Final = b"\x04\x05\x07\x08\x09\x0a\x0b\x12"
 _EXT_CLASSES: Final = bytes(
     1
     if 0xD4 <= b <= 0xD8

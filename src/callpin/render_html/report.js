@@ -62,6 +62,10 @@
   function PyTuple(items) { this.items = items; }
   function PyDict(keys, values) { this.keys = keys; this.values = values; }
   function PyExt(code, parts) { this.code = code; this.parts = parts; }
+  // A set as Python decodes it: `ordered` when its elements form a set (each hashable,
+  // none equal to another), which value_text writes in the order of their texts;
+  // otherwise its elements are kept as stored and written so.
+  function PySet(frozen, items, ordered) { this.frozen = frozen; this.items = items; this.ordered = ordered; }
 
   function Reader(bytes, start, end) {
     this.bytes = bytes;
@@ -170,6 +174,12 @@
       if (!Array.isArray(payload)) fail("malformed ext payload");
       return new PyTuple(payload);
     }
+    if (code === 2 || code === 3) {
+      if (!Array.isArray(payload)) fail("malformed ext payload");
+      var signs = payload.map(keySign);
+      var ordered = signs.indexOf(null) < 0 && new Set(signs).size === signs.length;
+      return new PySet(code === 3, payload, ordered);
+    }
     if (code === 16) {
       if (!isInt(payload)) fail("malformed cycle marker");
       return new PyExt(16, [payload]);
@@ -219,6 +229,10 @@
       return Number.isInteger(v.v) ? "n" + BigInt(v.v).toString() : "f" + String(v.v);
     }
     if (v instanceof PyBytes) return "b" + Array.prototype.join.call(v.b, ",");
+    if (v instanceof PySet) {
+      if (!v.frozen || !v.ordered) return null;
+      return JSON.stringify(["frozenset", v.items.map(keySign).sort()]);
+    }
     var parts = v instanceof PyTuple ? v.items : v instanceof PyExt ? v.parts : null;
     if (parts === null) return null;
     var signs = [];
@@ -287,6 +301,17 @@
     if (digits.length <= exp + 1) return sign + digits + "0".repeat(exp + 1 - digits.length) + ".0";
     return sign + digits.slice(0, exp + 1) + "." + digits.slice(exp + 1);
   }
+  // Python's order of texts: by code point (a JavaScript sort compares UTF-16 units).
+  function byCodePoints(a, b) {
+    var i = 0, j = 0;
+    while (i < a.length && j < b.length) {
+      var x = a.codePointAt(i), y = b.codePointAt(j);
+      if (x !== y) return x - y;
+      i += x > 0xffff ? 2 : 1;
+      j += y > 0xffff ? 2 : 1;
+    }
+    return (a.length - i) - (b.length - j);
+  }
   function shortName(qualified) { return qualified.indexOf("<") >= 0 ? qualified : qualified.slice(qualified.lastIndexOf(".") + 1); }
   function uuidText(b) {
     var h = Array.prototype.map.call(b, function (c) { return hex(c, 2); }).join("");
@@ -306,6 +331,13 @@
     if (v instanceof PyBytes) return bytesRepr(v.b);
     if (Array.isArray(v)) return "[" + v.map(inner).join(", ") + "]";
     if (v instanceof PyTuple) return "(" + v.items.map(inner).join(", ") + (v.items.length === 1 ? ",)" : ")");
+    if (v instanceof PySet) {
+      if (!v.items.length) return v.frozen ? "frozenset()" : "set()";
+      var texts = v.items.map(inner);
+      if (v.ordered) texts.sort(byCodePoints);
+      var inside = "{" + texts.join(", ") + "}";
+      return v.frozen ? "frozenset(" + inside + ")" : inside;
+    }
     if (v instanceof PyDict) {
       return "{" + v.keys.map(function (key, k) { return inner(key) + ": " + inner(v.values[k]); }).join(", ") + "}";
     }
