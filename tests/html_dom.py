@@ -2,15 +2,19 @@
 
 `parse(text)` gives the root `Element`; `root.find_all(tag, cls=..., **attrs)` finds
 elements below it and `element.text()` joins their text with entities decoded, as a
-browser shows it; `packed_rows(block)` unpacks the rows a lazy block keeps compressed.
+browser shows it; `packed_rows(block)` unpacks the rows a lazy block keeps compressed
+as markup, `packed_frames(block)` the chunks of events it keeps as frames.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import struct
 import zlib
 from collections.abc import Iterator
 from html.parser import HTMLParser
+from typing import NamedTuple
 
 VOID = {"meta", "link", "br", "hr", "img", "input", "source", "wbr", "area", "base", "col"}
 
@@ -105,3 +109,41 @@ def packed_rows(element: Element) -> Element:
         for script in element.find_all("script", type="text/x-callpin-rows")
     )
     return parse(markup)
+
+
+class FramesChunk(NamedTuple):
+    new: int
+    old: int | None
+    new_frames: list[bytes]
+    old_frames: list[bytes] | None  # None: the same as new_frames
+    stacks: list[list[list[int]]]
+
+
+def packed_frames(element: Element) -> list[FramesChunk]:
+    """The chunks of frames a lazy block keeps (render_html/packing.py), unpacked."""
+    chunks = []
+    for script in element.find_all("script", type="text/x-callpin-frames"):
+        data = zlib.decompress(base64.b64decode(script.text()), -15)
+        count = int(script.attrs["data-count"])
+        sides = []
+        at = 0
+        for _ in range(2 if "data-pairs" in script.attrs else 1):
+            lengths = struct.unpack_from(f"<{count}I", data, at)
+            at += 4 * count
+            frames = []
+            for length in lengths:
+                frames.append(data[at : at + length])
+                at += length
+            sides.append(frames)
+        assert at == len(data)
+        old = script.attrs["data-old"]
+        chunks.append(
+            FramesChunk(
+                int(script.attrs["data-new"]),
+                int(old) if old else None,
+                sides[0],
+                sides[1] if len(sides) == 2 else None,
+                json.loads(script.attrs["data-stacks"]),
+            )
+        )
+    return chunks

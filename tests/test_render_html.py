@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from decimal import Decimal
 
 import pytest
 
@@ -23,7 +25,7 @@ from callpin.render_html import (
     render_html,
     render_log_html,
 )
-from html_dom import packed_rows, parse, stylesheet_rules
+from html_dom import packed_frames, packed_rows, parse, stylesheet_rules
 from sample_logs import call, frames_of, log_of, mark, raised, renewal, ret
 
 LOOKUP = call("accounts.lookup", "cust_1")
@@ -114,13 +116,13 @@ def test_a_diff_page_is_drawn_with_the_cyclic_collector_paused_and_left_as_found
     from callpin.render_html import diff_page
 
     seen = []
-    real_place = diff_page.place
+    real_outline = diff_page.outline
 
-    def place(*logs):
+    def outline(*arguments):
         seen.append(gc.isenabled())
-        return real_place(*logs)
+        return real_outline(*arguments)
 
-    monkeypatch.setattr(diff_page, "place", place)
+    monkeypatch.setattr(diff_page, "outline", outline)
     (gc.enable if collecting else gc.disable)()
     try:
         render_html(known_diff())
@@ -323,21 +325,51 @@ def test_short_equal_runs_fold_into_details_that_hold_their_events():
     assert len(shown) == 2 + 1 + 2  # context, the change, context
 
 
-def test_a_long_equal_run_is_packed_whole_and_drawn_only_when_opened():
+def test_a_long_equal_run_is_packed_whole_as_frames_and_drawn_only_when_opened():
     steps = [call("svc.step", k) for k in range(3 * CHUNK_ROWS)]
     changed = [*steps[:-1], call("svc.step", "last")]
-    root = parse(render_html(diff(log_of(*steps), log_of(*changed)), context=3))
+    new = log_of(*changed)
+    root = parse(render_html(diff(log_of(*steps), new), context=3))
     (folded,) = root.find_all("details", cls="skip")
     assert "lazy" in folded.classes
     hidden = len(steps) - 4
     assert folded.find("summary").text() == f"{hidden} equal events (new #0 to #{hidden - 1})"
     assert not folded.find_all("div", cls="eq")  # nothing drawn before it is opened
-    chunks = folded.find_all("script", type="text/x-callpin-rows")
+    chunks = packed_frames(folded)
     assert len(chunks) == -(-hidden // CHUNK_ROWS)
-    unpacked = packed_rows(folded).find_all("div", cls="eq")
-    assert [row.find("span", cls="ix").text() for row in unpacked] == [str(k) for k in range(hidden)]
-    assert unpacked[5].find("span", cls="tx").text() == "svc.step(5)"
+    assert [chunk.new for chunk in chunks] == list(range(0, hidden, CHUNK_ROWS))
+    assert [chunk.old for chunk in chunks] == list(range(0, hidden, CHUNK_ROWS))
+    assert [frame for chunk in chunks for frame in chunk.new_frames] == new.frames[:hidden]
+    assert all(chunk.old_frames is None for chunk in chunks)
     assert "script" in folded.find("noscript").text()
+    facts = json.loads(root.find("script", id="callpin-facts").text())
+    assert facts["lanes"] == {CALLER: 0, "svc": 1}
+
+
+def test_a_chunk_holding_a_value_the_script_does_not_draw_is_packed_as_python_drawn_rows():
+    steps = [call("svc.step", k) for k in range(INLINE_FOLD + 10)]
+    steps[5] = call("svc.step", {1, 2}, Decimal("1.50"))
+    changed = [*steps[:-1], call("svc.step", "last")]
+    root = parse(render_html(diff(log_of(*steps), log_of(*changed)), context=3))
+    (folded,) = root.find_all("details", cls="skip")
+    assert not packed_frames(folded)
+    unpacked = packed_rows(folded).find_all("div", cls="eq")
+    assert unpacked[5].find_all("span", cls="tx")[1].text() == "svc.step({1, 2}, Decimal('1.50'))"
+
+
+def test_the_open_calls_before_a_chunk_of_frames_are_written_with_it():
+    nested = [call("outer.run", 0), call("inner.step", 1, depth=1), call("inner.deeper", 2, depth=2)]
+    leaves = [call("inner.leaf", k, depth=3) for k in range(INLINE_FOLD + 10)]
+    old = log_of(call("svc.first", "a"), *nested, *leaves, mark("end", 1))
+    new = log_of(call("svc.first", "b"), *nested, *leaves, mark("end", 2))
+    root = parse(render_html(diff(old, new), context=3))
+    (chunk,) = packed_frames(root.find("details", cls="skip"))
+    # The change and its three events of context are shown; the fold starts inside them.
+    assert (chunk.new, chunk.old) == (4, 4)
+    facts = json.loads(root.find("script", id="callpin-facts").text())
+    lanes = facts["lanes"]
+    opened = [1, 0, lanes["outer"], 1, lanes["inner"], 2, lanes["inner"]]
+    assert chunk.stacks == [[opened], [opened]]
 
 
 def test_a_fold_of_up_to_inline_fold_events_is_written_out():
@@ -606,7 +638,7 @@ def test_a_5000_event_diff_page_stays_under_5_mb_and_folds_its_equal_runs(big_lo
     folded = root.find_all("details", cls="skip")
     assert len(folded) == 4
     hidden = sum(int(item.find("summary").text().split()[0].replace(",", "")) for item in folded)
-    assert hidden == sum(len(packed_rows(item).find_all("div", cls="eq")) for item in folded)
+    assert hidden == sum(len(chunk.new_frames) for item in folded for chunk in packed_frames(item))
     assert hidden > 4900
 
 
@@ -620,7 +652,10 @@ def test_a_page_needs_nothing_from_outside(page, big_logs):
     assert lowered.count("<style>") == 1
     root = parse(text)
     scripts = root.find_all("script")
-    assert [script.attrs for script in scripts if script.attrs.get("type") != "text/x-callpin-rows"] == [{}]
+    packed = ("text/x-callpin-rows", "text/x-callpin-frames")
+    others = [script.attrs for script in scripts if script.attrs.get("type") not in packed]
+    facts = [{"type": "application/json", "id": "callpin-facts"}] if page == "diff" else []
+    assert others == [*facts, {}]
 
 
 # ---------------------------------------------------------------------------
@@ -665,3 +700,42 @@ def test_control_characters_and_lone_surrogates_of_a_log_are_escaped_on_the_page
     assert "\x1b" not in text
     assert "\x00" not in text
     assert "svc.\\x1b[2J\\ud800" in text
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_placing_from_frame_heads_matches_placing_every_event_decoded(seed):
+    import random
+
+    from callpin.render_html.sequence import outline, place
+
+    rng = random.Random(seed)
+    threads = [1, 2, 3, 300] if seed % 3 == 0 else [1]
+    labels = ["svc.a", "svc.b", "other.c", "x" * 40 + ".long", "mark_me"]
+    events = []
+    for _ in range(600):
+        thread, depth = rng.choice(threads), rng.choice([0, 0, 1, 2, 3, 200])
+        label = rng.choice(labels)
+        kind = rng.choice(["call", "call", "return", "raise", "mark"])
+        if kind == "call":
+            events.append(call(label, rng.randrange(1000), thread=thread, depth=depth))
+        elif kind == "return":
+            events.append(ret(label, rng.randrange(300), thread=thread, depth=depth))
+        elif kind == "raise":
+            events.append(raised(label, "ValueError", "no", thread=thread, depth=depth))
+        else:
+            events.append(mark(label, rng.randrange(5)))
+    log = log_of(*events)
+    lanes, (every,) = place(log)
+    shown = set(rng.sample(range(len(events)), 40))
+    starts = set(rng.sample(range(len(events)), 40))
+    sparse = outline([log], [shown], [starts])
+    dense = outline([log], [range(len(events))], [starts])
+    assert sparse.lanes == lanes
+
+    # A decoded Event's own index is that of the first of its equal frames decoded.
+    def same(step):
+        return step._replace(event=step.event._replace(index=0))
+
+    assert {index: same(every[index]) for index in shown} == {k: same(step) for k, step in sparse.steps[0].items()}
+    assert sparse.stacks == dense.stacks
+    assert sparse.threads == dense.threads == set(threads)

@@ -250,3 +250,15 @@ def test_without_a_c_compiler_the_sdist_still_installs_and_runs_the_python_imple
     assert _ok(built.callpin(venv, "--version")) == _version_line("python")
     shown = _ok(built.callpin(venv, "show", str(ROOT / "tests" / "vectors" / "small-log.cpin")))
     assert shown.startswith("# callpin log: 5 events")
+
+
+@pytest.mark.slow
+def test_the_wheel_and_the_sdist_carry_the_report_script_byte_for_byte(built):
+    # The HTML report inlines render_html/report.js, read from the installed package.
+    script = (ROOT / "src/callpin/render_html/report.js").read_bytes()
+    with zipfile.ZipFile(built.wheel) as wheel:
+        assert wheel.read("callpin/render_html/report.js") == script
+    with tarfile.open(built.sdist) as sdist:
+        top = sdist.getnames()[0].split("/")[0]
+        extracted = sdist.extractfile(f"{top}/src/callpin/render_html/report.js")
+        assert extracted is not None and extracted.read() == script

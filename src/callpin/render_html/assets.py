@@ -10,6 +10,7 @@ links, moved pairs' links and the list view still work.
 
 from __future__ import annotations
 
+from importlib import resources
 from typing import Final
 
 from .cells import THREAD_COLORS
@@ -111,6 +112,8 @@ def stylesheet(lanes: int, *, sides: int, head_height: int) -> str:
         ".skip>summary{font:12px sans-serif;color:#4a5568;padding:3px 0 3px 1em;cursor:pointer;"
         "background:#f7fafc;border-top:1px dashed #cbd2d9;border-bottom:1px dashed #cbd2d9}",
         ".more{margin:.5em 1em;font:12px sans-serif}",
+        # An event the page's script could not read from its frame says so in its row.
+        f".bad{{color:{RAISE_COLOR};font-style:italic}}p.bad{{margin:.5em 1em;font-size:12px}}",
         # A drawn chunk off screen is neither laid out nor painted until scrolled to.
         f".chunk{{content-visibility:auto;contain-intrinsic-size:auto {CHUNK_HEIGHT}px}}",
         # Many labels scroll inside their box, so the first difference stays near the top.
@@ -138,85 +141,5 @@ def stylesheet(lanes: int, *, sides: int, head_height: int) -> str:
     return "\n".join(rules)
 
 
-# The rows kept compressed: each <script type="text/x-callpin-rows"> of a lazy
-# block holds base64 of raw-deflated row markup the page itself wrote.
-SCRIPT: Final = r"""
-(function () {
-  "use strict";
-  document.documentElement.classList.add("js");
-  var ops = Array.prototype.slice.call(document.querySelectorAll(".op"));
-  var position = document.getElementById("position");
-  var current = -1;
-  function show(k, scroll) {
-    if (!ops.length) return;
-    current = (k + ops.length) % ops.length;
-    var old = document.querySelector(".op.current");
-    if (old) old.classList.remove("current");
-    var row = ops[current];
-    row.classList.add("current");
-    if (scroll) row.scrollIntoView({block: "center"});
-    history.replaceState(null, "", "#" + row.id);
-    if (position) position.textContent = (current + 1) + " / " + ops.length;
-  }
-  function fromHash() {
-    var id = decodeURIComponent(location.hash.slice(1));
-    for (var k = 0; k < ops.length; k++) if (ops[k].id === id) { show(k, true); return; }
-  }
-  function step(by) { show(current < 0 && by < 0 ? 0 : current + by, true); }
-  var next = document.getElementById("next"), prev = document.getElementById("prev");
-  if (next) next.addEventListener("click", function () { step(1); });
-  if (prev) prev.addEventListener("click", function () { step(-1); });
-  document.addEventListener("keydown", function (e) {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    var t = e.target && e.target.tagName;
-    if (t === "INPUT" || t === "TEXTAREA" || t === "SELECT") return;
-    if (e.key === "n" || e.key === "j") { step(1); e.preventDefault(); }
-    else if (e.key === "p" || e.key === "k") { step(-1); e.preventDefault(); }
-  });
-  window.addEventListener("hashchange", fromHash);
-  ops.forEach(function (row, k) {
-    row.addEventListener("click", function (e) {
-      if (!(e.target.closest && e.target.closest("a,summary"))) show(k, false);
-    });
-  });
-  if (location.hash) fromHash();
-
-  function inflate(text) {
-    var bytes = Uint8Array.from(atob(text), function (c) { return c.charCodeAt(0); });
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-    return new Response(stream).text();
-  }
-  function drawNext(block) {
-    if (block.busy) return;
-    var chunk = block.querySelector("script[type='text/x-callpin-rows']");
-    var more = block.querySelector(".more");
-    if (!chunk) { if (more) more.remove(); return; }
-    block.busy = true;
-    inflate(chunk.textContent).then(function (markup) {
-      chunk.remove();
-      var part = document.createElement("div");
-      part.className = "chunk";
-      part.innerHTML = markup;
-      block.querySelector(".rows").appendChild(part);
-      block.busy = false;
-      var left = block.querySelectorAll("script[type='text/x-callpin-rows']").length;
-      if (!left && more) more.remove();
-    });
-  }
-  var watcher = "IntersectionObserver" in window ? new IntersectionObserver(function (seen) {
-    seen.forEach(function (entry) {
-      if (entry.isIntersecting) drawNext(entry.target.closest(".lazy"));
-    });
-  }, {rootMargin: "600px"}) : null;
-  Array.prototype.forEach.call(document.querySelectorAll(".lazy"), function (block) {
-    var more = block.querySelector(".more");
-    if (more) {
-      more.addEventListener("click", function () { drawNext(block); });
-      if (watcher) watcher.observe(more);
-    }
-    if (block.tagName === "DETAILS") {
-      block.addEventListener("toggle", function () { if (block.open) drawNext(block); });
-    }
-  });
-})();
-"""
+# The page's script, shipped beside this module (report.js) and read once.
+SCRIPT: Final = (resources.files(__package__) / "report.js").read_text(encoding="utf-8")

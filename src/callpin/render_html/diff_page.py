@@ -3,8 +3,10 @@
 Rows come from `render_diff.rows`, the layout the text report prints, with each
 moved event at its old and its new place, the two linked. Differences and their
 context are written out; an equal run between them folds into a `<details>`,
-written out when short and packed (page.packed_rows) when long, so a page grows
-with the differences rather than with the logs.
+written out when short and packed when long (packing: the events' frames, which
+the page's script draws when the fold is opened), so a page grows with the
+differences rather than with the logs, and writing it costs little more than
+reading the events it shows.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from ..render_diff import Row, count_table, rows, summary_line
 from ..text import counted
 from .assets import stylesheet
 from .cells import Painter, escape, field_list
-from .page import controls, head_height, lane_heads, lazy_rows, packed_rows, page, thread_legend
-from .sequence import place
+from .packing import FrameChunk, frame_chunks, frames_chunk, lazy_rows, packed_rows, page_facts
+from .page import controls, head_height, lane_heads, page, thread_legend
+from .sequence import Outline, outline
 
 if TYPE_CHECKING:
     from ..diff import Diff
     from ..logfile import Log
-    from .sequence import Step
+    from .sequence import Stacks, Step
 
 # An equal run of at most this many events is written out (readable without
 # JavaScript); a longer one is packed and drawn when opened.
@@ -55,12 +58,25 @@ def render_html(diff: Diff, *, context: int = 3) -> str:
 
 
 def _page(diff: Diff, context: int) -> str:
-    lanes, (old_steps, new_steps) = place(diff.old, diff.new)
-    sides = _Sides(old_steps, new_steps, Painter())
     laid_out = rows(diff, context=context, origins=True)
     if not laid_out and diff.order != "none" and len(diff.new):
         laid_out = [Row("skip", None, None, None, hidden=len(diff.new))]
     op_rows = [row for row in laid_out if row.kind not in ("equal", "skip")]
+    # Every new event is either shown in a row or counted by one skip row, in
+    # order, so the events a skip folds are the next `hidden` new indices.
+    folds: dict[int, range] = {}
+    cursor = 0
+    for k, row in enumerate(laid_out):
+        if row.kind == "skip":
+            folds[k] = range(cursor, cursor + row.hidden)
+            cursor += row.hidden
+        elif row.new is not None:
+            cursor = row.new + 1
+    packed = [k for k, folded in folds.items() if len(folded) > INLINE_FOLD]
+    chunks = dict(zip(packed, frame_chunks(diff, (folds[k] for k in packed)), strict=True))
+    placed = _outline(diff, laid_out, folds, chunks)
+    sides = _Sides(placed.steps[0], placed.steps[1], Painter())
+    lanes = placed.lanes
 
     body: list[str] = ['<input type="checkbox" id="list-view" hidden>', "<header><h1>callpin diff</h1>"]
     body.append(f'<p class="sides">old: {_side_name(diff.old)} · new: {_side_name(diff.new)}</p>')
@@ -69,7 +85,7 @@ def _page(diff: Diff, context: int) -> str:
         body.append(f"<p>order: {escape(diff.order)}{escape(ignoring)}</p>")
     body.append(_summary(diff, op_rows))
     body.append(f'<div class="overview">{_differences(op_rows)}{_count_table(diff, op_rows)}</div>')
-    body.append(thread_legend(old_steps, new_steps))
+    body.append(thread_legend(placed.threads))
     body.append('</header><main class="diff">')
     heads = lane_heads(lanes)
     body.append(
@@ -78,36 +94,69 @@ def _page(diff: Diff, context: int) -> str:
         + f'<div class="row heads"><i></i><span class="ix">old</span>{heads}<span class="tx">old</span>'
         f'<span class="ix">new</span>{heads}<span class="tx">new</span></div></div>'
     )
-    # Every new event is either shown in a row or counted by one skip row, in
-    # order, so the events a skip folds are the next `hidden` new indices.
-    cursor = 0
     moved_to = {op.old: op.new for op in diff.ops if op.op == "moved"}
-    for row in laid_out:
+    for k, row in enumerate(laid_out):
         if row.kind == "skip":
-            body.append(_fold(diff, range(cursor, cursor + row.hidden), sides))
-            cursor += row.hidden
+            body.append(_fold(diff, folds[k], chunks.get(k), sides, placed.stacks))
             continue
-        if row.new is not None:
-            cursor = row.new + 1
         body.append(_diff_row(row, sides, partner=_partner(row, moved_to)))
     body.append("</main>")
+    if chunks:
+        body.append(page_facts(lanes))
     title = f"callpin diff: {diff.old.path or 'old'} → {diff.new.path or 'new'}"
     return page(title, stylesheet(len(lanes), sides=2, head_height=head_height(lanes)), body)
 
 
-def _fold(diff: Diff, folded: range, sides: _Sides) -> str:
+def _outline(diff: Diff, laid_out: list[Row], folds: dict[int, range], chunks: dict[int, list[FrameChunk]]) -> Outline:
+    """Place both sides, decoding the events drawn here: the rows, the short folds
+    and the chunks drawn as markup; the frames chunks get the open calls before them."""
+    shown_old = {row.old for row in laid_out if row.old is not None}
+    shown_new = {row.new for row in laid_out if row.new is not None}
+    starts_old: set[int] = set()
+    starts_new: set[int] = set()
+    for k, folded in folds.items():
+        if k not in chunks:
+            shown_new.update(folded)
+            shown_old.update(old for old in map(diff.aligned_old, folded) if old is not None)
+            continue
+        for chunk in chunks[k]:
+            if chunk.drawn:
+                shown_new.update(range(chunk.new, chunk.new + chunk.length))
+                if chunk.old is not None:
+                    shown_old.update(range(chunk.old, chunk.old + chunk.length))
+            else:
+                starts_new.add(chunk.new)
+                if chunk.old is not None:
+                    starts_old.add(chunk.old)
+    return outline((diff.old, diff.new), (shown_old, shown_new), (starts_old, starts_new))
+
+
+def _fold(
+    diff: Diff, folded: range, chunks: list[FrameChunk] | None, sides: _Sides, stacks: list[dict[int, Stacks]]
+) -> str:
     """An equal run as a `<details>`: written out when short, packed when long."""
     events = counted(len(folded), "equal event")
     where = f"new #{folded[0]}" if len(folded) == 1 else f"new #{folded[0]} to #{folded[-1]}"
     summary = f"<summary>{events} ({where})</summary>"
-    drawn = (_equal_row(diff.aligned_old(j), j, sides) for j in folded)
-    if len(folded) <= INLINE_FOLD:
-        return f'<details class="skip">{summary}{"".join(drawn)}</details>'
-    chunks, _ = packed_rows(drawn)
+    if chunks is None:
+        drawn = "".join(_equal_row(diff.aligned_old(j), j, sides) for j in folded)
+        return f'<details class="skip">{summary}{drawn}</details>'
+    packed: list[str] = []
+    for chunk in chunks:
+        olds = range(chunk.length) if chunk.old is None else range(chunk.old, chunk.old + chunk.length)
+        if chunk.drawn:
+            news = range(chunk.new, chunk.new + chunk.length)
+            markup = (
+                _equal_row(None if chunk.old is None else old, new, sides) for old, new in zip(olds, news, strict=True)
+            )
+            packed.extend(packed_rows(markup)[0])
+        else:
+            opened = (() if chunk.old is None else stacks[0][chunk.old], stacks[1][chunk.new])
+            packed.append(frames_chunk(diff, chunk, opened))
     return (
         f'<details class="skip lazy">{summary}'
         + lazy_rows(
-            chunks,
+            packed,
             more="show more of these events",
             fallback=f"These {events} are drawn by the page's script; `callpin diff` lists them as text.",
         )
@@ -116,10 +165,10 @@ def _fold(diff: Diff, folded: range, sides: _Sides) -> str:
 
 
 class _Sides(NamedTuple):
-    """What every row is drawn from: both sides' steps and the page's painter."""
+    """What every row is drawn from: both sides' steps (by index) and the page's painter."""
 
-    old: list[Step]
-    new: list[Step]
+    old: dict[int, Step]
+    new: dict[int, Step]
     painter: Painter
 
 

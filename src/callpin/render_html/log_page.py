@@ -1,7 +1,7 @@
 """Draw one log as a report page: its header facts and the sequence of every event.
 
 The first FIRST_ROWS events are written out (readable without JavaScript); the
-rest are packed (page.packed_rows) and drawn a chunk at a time as the reader
+rest are packed (packing.packed_rows) and drawn a chunk at a time as the reader
 scrolls, so a page of 50,000 events opens as fast as one of a thousand.
 """
 
@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Final
 from ..text import counted, value_text
 from .assets import stylesheet
 from .cells import Painter, escape
-from .page import controls, head_height, lane_heads, lazy_rows, packed_rows, page, thread_legend
+from .packing import lazy_rows, packed_rows
+from .page import controls, head_height, lane_heads, page, thread_legend
 from .sequence import place
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def render_log_html(log: Log) -> str:
     ]
     if log.meta:
         body.append(f'<p class="meta">meta: {escape(value_text(log.meta))}</p>')
-    body.append(thread_legend(steps))
+    body.append(thread_legend(step.event.thread for step in steps))
     body.append('</header><main class="log">')
     body.append(
         f'<div class="nav">{controls(0)}<div class="row heads"><span class="ix">#</span>'

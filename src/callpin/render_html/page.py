@@ -1,16 +1,7 @@
-"""Assemble the report page: its frame (controls, lane names, threads), its document, its packed rows.
-
-A page's size must grow with what a reader looks at, not with the log: rows past
-the first screenfuls (the equal runs of a diff, the later events of a long log) are
-written as markup compressed with raw deflate and base64-encoded, CHUNK_ROWS rows
-per chunk, in inert `<script type="text/x-callpin-rows">` elements; the page's
-script inflates a chunk when its block is opened or scrolled to.
-"""
+"""Assemble the report page: its frame (controls, lane names, threads) and its document."""
 
 from __future__ import annotations
 
-import base64
-import zlib
 from typing import TYPE_CHECKING, Final
 
 from .assets import SCRIPT, lane_width
@@ -19,48 +10,8 @@ from .cells import escape, thread_class
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .sequence import Step
-
-CHUNK_ROWS: Final = 400
 # Longer lane names are cut (with an ellipsis; the full name is the lane's title).
 LANE_NAME_CHARS: Final = 24
-# zlib's level 1 packs these rows (markup that repeats itself) about 6% larger than
-# level 6, in about a third of the time: at 200,000 equal events, 4.54 MB against
-# 4.29 MB for the page, 0.12 s against 0.35 s of packing.
-LEVEL: Final = 1
-
-
-def packed_rows(rows: Iterable[str]) -> tuple[list[str], int]:
-    """The rows as compressed chunks (see the module docstring) and how many rows there were."""
-    chunks: list[str] = []
-    batch: list[str] = []
-    count = 0
-    for row in rows:
-        batch.append(row)
-        count += 1
-        if len(batch) == CHUNK_ROWS:
-            chunks.append(_pack(batch))
-            batch = []
-    if batch:
-        chunks.append(_pack(batch))
-    return chunks, count
-
-
-def _pack(batch: list[str]) -> str:
-    packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
-    data = packer.compress("".join(batch).encode("utf-8")) + packer.flush()
-    return f'<script type="text/x-callpin-rows">{base64.b64encode(data).decode("ascii")}</script>'
-
-
-def lazy_rows(chunks: list[str], *, more: str, fallback: str) -> str:
-    """The inner part of a lazy block: the place rows go, the chunks, a "more" button,
-    and what a reader without JavaScript is told instead."""
-    return (
-        '<div class="rows"></div>'
-        + "".join(chunks)
-        + f'<button type="button" class="more js-only">{escape(more)}</button>'
-        + f'<noscript><p class="more">{escape(fallback)}</p></noscript>'
-    )
 
 
 def page(title: str, stylesheet: str, body: list[str]) -> str:
@@ -108,10 +59,10 @@ def _lane_name(name: str) -> str:
     return name if len(name) <= LANE_NAME_CHARS else name[: LANE_NAME_CHARS - 1] + "…"
 
 
-def thread_legend(*sides: Iterable[Step]) -> str:
+def thread_legend(threads: Iterable[int]) -> str:
     """Which colour is which thread, when there is more than one."""
-    threads = sorted({step.event.thread for steps in sides for step in steps})
-    if len(threads) < 2:
+    seen = sorted(set(threads))
+    if len(seen) < 2:
         return ""
-    items = " ".join(f'<b class="{thread_class(t)}">t{t}</b>' for t in threads)
+    items = " ".join(f'<b class="{thread_class(t)}">t{t}</b>' for t in seen)
     return f'<p class="threads">threads: {items}</p>'
