@@ -896,7 +896,7 @@ static Py_ssize_t distinct_position(Distinct *distinct, const char *data, Py_ssi
 }
 
 /* The slice of a well-formed frame holding its kind and label, from the label's first
- * two bytes (frame_keys._label_end); 0 when the frame needs the parser. */
+ * two bytes (frame_keys.label_cut); 0 when the frame needs the parser. */
 static int label_end(const unsigned char *frame, Py_ssize_t *end)
 {
     if (frame[2] >= 0xa0 && frame[2] <= 0xbf) {

@@ -40,10 +40,10 @@ def frame_keys(frames: list[bytes], parse: Callable[[bytes, int], bytes]) -> Fra
     if not well_formed:
         keys = list(map(parse, frames, range(len(frames))))
     else:
-        cuts = {head: _label_end(head) for head in set(heads)}
+        cuts = {head: label_cut(head) for head in set(heads)}
         keys = cast("list[bytes]", list(map(getitem, frames, map(cuts.__getitem__, heads))))
-        if _UNCUT in cuts.values():
-            for index in compress(range(len(frames)), map(is_, map(cuts.get, heads), repeat(_UNCUT))):
+        if UNCUT in cuts.values():
+            for index in compress(range(len(frames)), map(is_, map(cuts.get, heads), repeat(UNCUT))):
                 keys[index] = parse(frames[index], index)
     positions: dict[bytes, int] = {}
     key_of = [positions.setdefault(key, len(positions)) for key in keys]
@@ -55,13 +55,14 @@ def frame_keys(frames: list[bytes], parse: Callable[[bytes, int], bytes]) -> Fra
 
 
 # The cut of a frame whose label is longer or not a plain str: it needs the parser.
-_UNCUT = slice(0, 0)
+UNCUT = slice(0, 0)
 
 
-def _label_end(head: bytes) -> slice:
-    """The slice of a frame holding its kind and label, from the label's first two bytes."""
+def label_cut(head: bytes) -> slice:
+    """The slice of a frame holding its kind and label, from the label's first two bytes
+    (the frame's third and fourth): UNCUT when the label is not a str of at most 255 bytes."""
     if 0xA0 <= head[0] <= 0xBF:
         return slice(1, 3 + (head[0] & 0x1F))
     if head[0] == 0xD9:
         return slice(1, 4 + head[1])
-    return _UNCUT
+    return UNCUT

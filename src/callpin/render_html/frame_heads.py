@@ -15,6 +15,7 @@ from operator import getitem, itemgetter
 from typing import TYPE_CHECKING, Final, NamedTuple, cast
 
 from ..codec import FRAME_HEAD
+from ..frame_keys import UNCUT, label_cut
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,7 +32,6 @@ _WIDER_HEADS: Final = {
     -9: rb"[\xcf\xd3]",
     -10: rb"[\xcf\xd3]",
 }
-_UNCUT: Final = slice(0, 0)
 
 
 class FrameHeads(NamedTuple):
@@ -61,7 +61,7 @@ def frame_heads(frames: Sequence[bytes]) -> FrameHeads:
     depths = tails[_SHORTEST - 1 :: _SHORTEST]
     threads = tails[_SHORTEST - 2 :: _SHORTEST]
     unread: set[int] = set()
-    if _UNCUT in cuts.values():
+    if UNCUT in cuts.values():
         unread.update(k for k, key in enumerate(keys) if not key)
     unread.update(found.start() for found in re.finditer(rb"[\x80-\xff]", depths))
     unread.update(found.start() for found in re.finditer(rb"[\x00\x80-\xff]", threads))
@@ -76,9 +76,5 @@ def frame_heads(frames: Sequence[bytes]) -> FrameHeads:
 def _label_cut(head: bytes) -> slice:
     """The slice of a frame holding its kind byte and encoded label, from its first four bytes."""
     if len(head) < 4 or head[0] != FRAME_HEAD or head[1] > 3:
-        return _UNCUT
-    if 0xA0 <= head[2] <= 0xBF:
-        return slice(1, 3 + (head[2] & 0x1F))
-    if head[2] == 0xD9:
-        return slice(1, 4 + head[3])
-    return _UNCUT
+        return UNCUT
+    return label_cut(head[2:4])
