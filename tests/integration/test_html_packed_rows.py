@@ -4,7 +4,7 @@ A diff page keeps each long equal run as its events' frames, decoded and drawn b
 render_html/report.js when the fold is opened. The same diff written with every fold
 drawn by Python (render_html.cells) is the reference: in headless Chromium, every row
 of every opened fold must serialize to the same markup (text, classes, styles), so the
-two renderers cannot drift. Chromium is found as in test_html_report.py.
+two renderers cannot drift. The browser is conftest.py's.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import enum
 import uuid
 from collections import namedtuple
 
-import pytest
 
 from callpin import diff
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES
 from callpin.render_html import INLINE_FOLD, LONG_CHARS, diff_page, render_html
-from chromium import Browser, find_chromium
+from chromium import Browser
 from sample_logs import call, frames_of, log_of, mark, raised, ret
 
 HOSTILE = "</script><img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
@@ -85,15 +84,6 @@ def varied_events() -> list:
         call("nodot", "x"),
         call(".leading", "x"),
     ]
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory):
-    path = find_chromium()
-    if path is None:
-        pytest.skip("headless Chromium is needed: `make browser` installs Debian's chromium package")
-    with Browser(path, str(tmp_path_factory.mktemp("chromium-profile"))) as driven:
-        yield driven
 
 
 # Opens every fold, waits until each has drawn all its chunks, and returns each

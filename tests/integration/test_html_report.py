@@ -22,7 +22,7 @@ from callpin import diff, load
 from callpin.cli import cli
 from callpin.event import render_event
 from callpin.render_html import LONG_CHARS, OP_COLORS, OP_TINTS, RAISE_COLOR, render_html
-from chromium import Browser, find_chromium
+from chromium import Browser
 from sample_logs import call, mark, raised, ret, write
 
 WIDTH, HEIGHT = 1280, 720
@@ -71,21 +71,6 @@ WIDE_NEW[10], WIDE_NEW[11] = WIDE_NEW[11], WIDE_NEW[10]
 WIDE_NEW[20] = call("vault.operation_2", "customer-2@example.com", 0, reference="renewal-2-vault")
 del WIDE_NEW[30]
 WIDE_NEW.insert(35, call("notify.operation_9", "renewed", channel="#billing"))
-
-
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """The path of headless Chromium: `make browser` (part of `make test`) finds or installs it."""
-    path = find_chromium()
-    if path is None:
-        pytest.skip("headless Chromium is needed: `make browser` installs Debian's chromium package")
-    return path
-
-
-@pytest.fixture(scope="module")
-def browser(chromium: str, tmp_path_factory: pytest.TempPathFactory):
-    with Browser(chromium, str(tmp_path_factory.mktemp("chromium-profile"))) as driven:
-        yield driven
 
 
 @pytest.fixture(scope="module")
