@@ -14,7 +14,6 @@ import enum
 import uuid
 from collections import namedtuple
 
-
 from callpin import diff
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES
