@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callpin import codec
+from callpin import codec, normalize
 from callpin.codec import (
     MAX_DEPTH,
     Custom,
@@ -635,9 +635,11 @@ def test_a_placeholder_number_is_written_in_its_smallest_int_form(encoder_class,
 
 
 @pytest.mark.parametrize("number", [0, 1, 2**64, 2**127, 2**128 - 1, 0x0123456789ABCDEF0123456789ABCDEF])
-def test_a_uuid_is_numbered_by_the_text_str_gives_it(number):
+def test_a_uuid_is_numbered_by_its_value_as_an_object_and_in_text(number):
     value = uuid.UUID(int=number)
-    assert codec._uuid_text(value) == str(value)
+    assert codec.uuid_key(value) == number
+    assert normalize.UUID.key(str(value)) == number
+    assert normalize.UUID.key(str(value).upper()) == number
 
 
 def test_a_uuid_and_its_text_in_one_event_share_a_number(encoder_class):
@@ -710,6 +712,38 @@ def test_a_text_kept_is_written_alike_in_every_place_a_text_goes(encoder_class):
         ]
     )
     assert kept == fresh
+
+
+UUID_TEXT = "12345678-1234-5678-1234-567812345678"
+
+
+def test_a_text_kept_under_one_rule_set_is_normalized_under_the_next(encoder_class):
+    encoder = encoder_class(RuleSet([normalize.TIMESTAMP]))
+    assert decode(encoder.encode([UUID_TEXT, UUID_TEXT])) == [UUID_TEXT, UUID_TEXT]
+    encoder.rules = DEFAULT_RULES
+    assert decode(encoder.encode(UUID_TEXT)) == "<uuid:1>"
+
+
+def test_a_text_kept_as_a_value_is_still_normalized_as_a_repr(encoder_class):
+    # The address rule applies to reprs only: the same text is kept as it is in one
+    # place and normalized in the other, in either order.
+    encoder = encoder_class()
+    text = "at 0x7f3a2c1b4d90"
+    assert decode(encoder.encode([text, Opaque("t", text), text])) == [text, Opaque("t", "at <addr:1>"), text]
+
+
+class _Ticket:
+    def __init__(self) -> None:
+        self.id = UUID_TEXT
+
+
+def test_a_text_first_met_while_an_object_is_measured_is_normalized(encoder_class):
+    # An object's state is measured once without normalization (its budget) before it
+    # is written: that pass must leave nothing a later text reuses.
+    encoder = encoder_class()
+    state = decode(encoder.encode(_Ticket()))
+    assert dict(state.fields) == {"id": "<uuid:1>"}
+    assert decode(encoder.encode(UUID_TEXT)) == "<uuid:1>"
 
 
 def test_a_key_names_redaction_is_asked_of_the_rules_once_per_encoder(encoder_class):

@@ -348,6 +348,9 @@ typedef struct {
     PyObject *identities;
     /* Key names already asked of rules.secret_key, with the answer (bounded). */
     PyObject *secret_names;
+    /* Texts no rule of the set changed, with their msgpack bytes (codec.Encoder's kept
+     * texts: short ones, bounded, forgotten when the rules are set). */
+    PyObject *clean_texts;
     int redacting;           /* rules.key_rules: values under secret names are redacted */
     Py_ssize_t objects;      /* codec.Encoder._objects: object states enclosing the value */
     Py_ssize_t max_objects;  /* codec.MAX_OBJECT_DEPTH */
@@ -746,11 +749,23 @@ static PyObject *ascii_str(const char *data, Py_ssize_t len)
     return text;
 }
 
-/* Rule.key of a match: the timestamp's date-time separator made 'T', the others lowercased. */
+/* Rule.key of a match: a uuid's 128-bit value, the timestamp's date-time separator made
+ * 'T', an address lowercased. */
 static PyObject *match_key(int rule, const char *match, Py_ssize_t len)
 {
-    PyObject *key = PyUnicode_New(len, 127);
+    PyObject *key;
     char *data;
+    if (rule == RULE_UUID) {
+        char digits[33];
+        Py_ssize_t n = 0;
+        for (Py_ssize_t i = 0; i < len && n < 32; i++) {
+            if (match[i] != '-')
+                digits[n++] = match[i];
+        }
+        digits[n] = '\0';
+        return PyLong_FromString(digits, NULL, 16);
+    }
+    key = PyUnicode_New(len, 127);
     if (key == NULL)
         return NULL;
     data = (char *)PyUnicode_DATA(key);
@@ -945,13 +960,43 @@ static int holds_tmp_prefix(Encoder *e, const Text *t)
     return 0;
 }
 
+/* The texts an encoder keeps with their bytes: as codec.Encoder keeps them. */
+#define CLEAN_TEXT_MAX_LEN 64
+#define CLEAN_TEXTS_MAX 4096
+
+/* Keep `s`, which no rule changed, with the bytes just written for it at `start`. The
+ * text is written already: a text that cannot be kept (no memory) is only not kept. */
+static void keep_clean_text(Encoder *e, PyObject *s, Buf *out, Py_ssize_t start)
+{
+    PyObject *bytes;
+    if (e->clean_texts == NULL || PyDict_GET_SIZE(e->clean_texts) >= CLEAN_TEXTS_MAX)
+        return;
+    bytes = PyBytes_FromStringAndSize(out->data + start, out->len - start);
+    if (bytes == NULL || PyDict_SetItem(e->clean_texts, s, bytes) < 0)
+        PyErr_Clear();
+    Py_XDECREF(bytes);
+}
+
 /* codec.Encoder._str: normalized (unless raw), size-checked, surrogates in their own ext. */
 static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
 {
     Text t;
-    int r;
+    int r, keep;
+    Py_ssize_t start = out->len;
     if (require_str(s) < 0)
         return -1;
+    /* A short exact str outside a repr, with built-in rules only: a text kept before is
+     * written as it was (no rule can change it: the rules are the same), and one no rule
+     * changes now is kept. */
+    keep = !reprs && e->any_rules && !e->delegate && PyUnicode_CheckExact(s)
+        && PyUnicode_GET_LENGTH(s) <= CLEAN_TEXT_MAX_LEN && e->clean_texts != NULL;
+    if (keep) {
+        PyObject *known = PyDict_GetItemWithError(e->clean_texts, s);
+        if (known != NULL)
+            return buf_put(out, PyBytes_AS_STRING(known), PyBytes_GET_SIZE(known));
+        if (PyErr_Occurred())
+            return -1;
+    }
     if (e->any_rules && e->mode != MODE_RAW && e->delegate)
         return write_str_delegated(e, s, out, reprs);
     if (text_view(s, &t) < 0)
@@ -967,10 +1012,13 @@ static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
         Buf normalized;
         buf_init(&normalized, storage, sizeof(storage));
         r = scan_builtin(e, t.data, t.len, reprs, &normalized);
-        if (r > 0)
+        if (r > 0) {
             r = emit_text(e, normalized.data, normalized.len, t.surrogates, out);
-        else if (r == 0)
+        } else if (r == 0) {
             r = emit_text(e, t.data, t.len, t.surrogates, out);
+            if (r == 0 && keep && !t.surrogates)
+                keep_clean_text(e, s, out, start);
+        }
         buf_free(&normalized);
     } else {
         r = emit_text(e, t.data, t.len, t.surrogates, out);
@@ -1652,19 +1700,6 @@ static int write_set(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 /* ------------------------------------------------------------------------------------
  * The standard library's value types. */
 
-static int hex16(const unsigned char *bytes, char *text)
-{
-    static const char digits[] = "0123456789abcdef";
-    int j = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            text[j++] = '-';
-        text[j++] = digits[bytes[i] >> 4];
-        text[j++] = digits[bytes[i] & 15];
-    }
-    return j;
-}
-
 /* UUID.int as 16 big-endian bytes: 1 done, 0 when it is not a 128-bit unsigned int. */
 static int uuid_int_bytes(PyObject *obj, unsigned char *bytes)
 {
@@ -1694,29 +1729,41 @@ static int uuid_int_bytes(PyObject *obj, unsigned char *bytes)
     return ok;
 }
 
+/* codec.uuid_key: UUID.int when it is an int of 128 bits (new reference), NULL with no
+ * error set when it is not. */
+static PyObject *uuid_int_key(PyObject *obj)
+{
+    PyObject *value = slot_get(obj, Py_IS_TYPE(obj, t_uuid) ? uuid_int_slot : 0, s_int);
+    if (value == NULL)
+        return NULL;
+    if (PyLong_CheckExact(value) && _PyLong_Sign(value) >= 0 && _PyLong_NumBits(value) <= 128)
+        return value;
+    Py_DECREF(value);
+    return NULL;
+}
+
 /* codec.Encoder._uuid */
 static int write_uuid(Encoder *e, PyObject *obj, Buf *out)
 {
     unsigned char bytes[16];
-    int fast = uuid_int_bytes(obj, bytes);
-    if (fast < 0)
-        return -1;
+    int fast;
     if (e->rule_uuid && e->mode != MODE_RAW) {
-        PyObject *key;
+        PyObject *key = uuid_int_key(obj);
         int r;
-        if (fast) {
-            char text[36];
-            hex16(bytes, text);
-            key = ascii_str(text, 36);
-        } else {
+        if (key == NULL) {
+            if (PyErr_Occurred())
+                return -1;
             key = PyObject_Str(obj);
+            if (key == NULL)
+                return -1;
         }
-        if (key == NULL)
-            return -1;
         r = write_placeholder(e, s_uuid, key, out);
         Py_DECREF(key);
         return r;
     }
+    fast = uuid_int_bytes(obj, bytes);
+    if (fast < 0)
+        return -1;
     {
         Py_ssize_t start = out->len;
         int r;
@@ -2405,6 +2452,8 @@ static int set_rules(Encoder *e, PyObject *rules)
         return -1;
     if (e->secret_names != NULL)
         PyDict_Clear(e->secret_names);
+    if (e->clean_texts != NULL)
+        PyDict_Clear(e->clean_texts);
     Py_INCREF(rules);
     Py_XSETREF(e->rules, rules);
     e->redacting = redacting;
@@ -2459,6 +2508,8 @@ static int Encoder_init(Encoder *self, PyObject *args, PyObject *kwargs)
         return -1;
     if (self->secret_names == NULL && (self->secret_names = PyDict_New()) == NULL)
         return -1;
+    if (self->clean_texts == NULL && (self->clean_texts = PyDict_New()) == NULL)
+        return -1;
     if (set_rules(self, rules != NULL ? rules : default_rules) < 0)
         return -1;
     Py_XSETREF(self->identities, PyObject_CallNoArgs(identities_type));
@@ -2490,6 +2541,7 @@ static int Encoder_traverse(Encoder *self, visitproc visit, void *arg)
     Py_VISIT(self->numbering);
     Py_VISIT(self->identities);
     Py_VISIT(self->secret_names);
+    Py_VISIT(self->clean_texts);
     Py_VISIT(self->tmp_prefixes);
     return 0;
 }
@@ -2501,6 +2553,7 @@ static int Encoder_clear(Encoder *self)
     Py_CLEAR(self->depth_reason);
     Py_CLEAR(self->identities);
     Py_CLEAR(self->secret_names);
+    Py_CLEAR(self->clean_texts);
     Py_CLEAR(self->tmp_prefixes);
     return 0;
 }

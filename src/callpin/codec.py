@@ -1227,11 +1227,11 @@ class Encoder:
 
     def _uuid(self, obj: _uuid.UUID, out: bytearray, depth: int) -> None:
         if self._rules.uuid and self._mode != _RAW:
-            self._placeholder("uuid", _uuid_text(obj), out)
+            self._placeholder("uuid", uuid_key(obj), out)
         else:
             _pack_ext(EXT_UUID, obj.bytes, out)
 
-    def _placeholder(self, name: str, key: str, out: bytearray) -> None:
+    def _placeholder(self, name: str, key: str | int, out: bytearray) -> None:
         """`<name:N>` in place of a value (a uuid, a datetime, a secret), numbered by `key`."""
         numbering = self.numbering
         number = numbering.peek(name, key) if self._mode == _SHAPE else numbering.number(name, key)
@@ -1400,11 +1400,18 @@ class Encoder:
         _pack_ext(EXT_FROZENSET if obj.frozen else EXT_SET, payload, out)
 
 
-def _uuid_text(value: _uuid.UUID) -> str:
-    """`str(value)`, the text a uuid is numbered by, in about half the time `UUID.__str__` takes."""
+def uuid_key(value: _uuid.UUID) -> str | int:
+    """What a uuid is numbered by: its 128-bit value (the key `normalize.UUID` gives the
+    same uuid in a text). A `UUID` whose `int` is not such an int is numbered by its text."""
+    number = value.int
+    if type(number) is int and 0 <= number < _UUID_END:
+        return number
     # bytes.hex puts a '-' between every 4 digits; the 8-4-4-4-12 groups keep 3 of those 7.
-    grouped = value.int.to_bytes(16, "big").hex("-", 2)
+    grouped = number.to_bytes(16, "big").hex("-", 2)
     return grouped[:4] + grouped[5:29] + grouped[30:34] + grouped[35:]
+
+
+_UUID_END = 1 << 128
 
 
 class TooLarge(Exception):

@@ -109,8 +109,14 @@ class Rule:
             raise UsageError(f"rule {self.name!r}: invalid regular expression: {exc}") from None
         object.__setattr__(self, "compiled", compiled)
 
-    def key(self, text: str) -> str:
-        """The identity of a matched text: equal keys share a placeholder number."""
+    def key(self, text: str) -> str | int:
+        """The identity of a matched text: equal keys share a placeholder number.
+
+        A uuid's is its 128-bit value, as for a `uuid.UUID` (`codec.uuid_key`), so the
+        same uuid shares its number in text and as an object.
+        """
+        if self.name == "uuid" and self.builtin:
+            return int(text.replace("-", ""), 16)
         if self.name == "uuid" or self.name == "address":
             return text.lower()
         if self.name == "timestamp":
@@ -314,10 +320,10 @@ class Numbering:
     __slots__ = ("counters", "table")
 
     def __init__(self) -> None:
-        self.table: dict[str, dict[str, int]] = {}
+        self.table: dict[str, dict[str | int, int]] = {}
         self.counters: dict[str, int] = {}
 
-    def number(self, placeholder: str, key: str) -> int:
+    def number(self, placeholder: str, key: str | int) -> int:
         known = self.table.get(placeholder)
         if known is None:
             known = self.table[placeholder] = {}
@@ -328,7 +334,7 @@ class Numbering:
             known[key] = found
         return found
 
-    def peek(self, placeholder: str, key: str) -> int:
+    def peek(self, placeholder: str, key: str | int) -> int:
         """The number a key already has, or 0 when it has none (numbering unchanged)."""
         return self.table.get(placeholder, {}).get(key, 0)
 
