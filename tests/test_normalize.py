@@ -312,12 +312,24 @@ def test_texts_that_only_look_like_a_network_location_are_kept(text):
         ("https://u:p@h/x?apiKey=k#frag", "https://<secret:1>@h/x?apiKey=<secret:2>#frag"),
         # A parameter name holds no '/', ':' or '@': nothing reaches back into the URL.
         ("https://u:p@h/path_token=zz", "https://<secret:1>@h/path_token=zz"),
+        # The quotes and brackets around a URL stay; inside the value they are the value.
+        ("Url('https://h/x?api_key=zzz')", "Url('https://h/x?api_key=<secret:1>')"),
+        ('{"url": "https://h/?token=abc"}', '{"url": "https://h/?token=<secret:1>"}'),
+        ("(see https://h/?token=abc) and token=abc", "(see https://h/?token=<secret:1>) and token=<secret:1>"),
+        ("token=ab'cd&x=1", "token=<secret:1>&x=1"),
+        ("token=ab')cd'", "token=<secret:1>'"),
     ],
 )
 def test_secret_query_and_form_parameters_are_numbered_secrets(text, expected):
     assert norm(text) == expected
     # Normalizing again changes nothing: a placeholder is no secret of its own.
     assert norm(expected) == expected
+
+
+def test_a_secret_parameter_with_a_long_run_of_closing_quotes_is_redacted_in_linear_time():
+    # A value that backtracked over each closing quote would take minutes here.
+    text = "token=" + ")" * 200_000 + "x"
+    assert norm(text) == "token=<secret:1>"
 
 
 @pytest.mark.parametrize(

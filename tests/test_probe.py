@@ -18,7 +18,7 @@ from callpin.probe import build_cells, child_site, parse_env
 from callpin.probe.cells import CLOCK_OFFSET, CLOCK_VARIABLE, ORDER_VARIABLE, PROXY
 from callpin.probe.children import Run, absolute_arguments, keep_rootdir, resolve_command
 from callpin.probe.classify import classify, error_kind
-from callpin.probe.report import WIDTH, ProbeReport, shorten
+from callpin.probe.report import WIDTH, Finding, ProbeReport, shorten
 from callpin.site_hook import install_hook
 
 CELLS = build_cells(("tz", "cwd", "env", "order", "clock"), locales=[])
@@ -234,6 +234,21 @@ def test_the_table_fits_120_columns_with_every_cell_and_a_long_log_name():
     assert lines[1].startswith("…/test_send_merges_environment_proxies.cpin")
     assert "clk clock=+400d5h17m" in "\n".join(lines)
     assert report.as_json()["table"][long_name]["clock=+400d5h17m"] == "AMBIENT"
+
+
+def test_the_legend_points_to_full_log_names_only_where_they_are():
+    cells = build_cells(locales=["C"])
+    long_name = "baselines/tests/characterization/test_session_adapters/test_send_merges_environment_proxies.cpin"
+    finding = Finding(long_name, "ambient", "tz=Asia/Tokyo", "x: 1 → 2")
+
+    def legend(table: dict[str, dict[str, str]], findings: list[Finding]) -> str:
+        lines = list(ProbeReport(cells, table=table, findings=findings).lines())
+        return next(line for line in lines if line.startswith("AMB ambient"))
+
+    shortened = {long_name: {cell.name: "ok" for cell in cells}}
+    assert legend(shortened, []).endswith("- no log; full log names in --format json")
+    assert legend(shortened, [finding]).endswith("full log names below and in --format json")
+    assert legend({"a.cpin": {cell.name: "ok" for cell in cells}}, []).endswith("- no log")
 
 
 def test_a_short_name_keeps_the_end_of_the_path():

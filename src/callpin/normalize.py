@@ -48,14 +48,18 @@ _SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
 # space, holds no '/', ':' or '@' (so it never reaches back into a URL's credentials),
 # and holds one of the secret words at a boundary as `secret_name` finds them (a
 # separator, or a camelCase hump). Only the value, group `secret`, is replaced; one that
-# already is a placeholder stays as it is, so normalizing twice changes nothing.
+# already is a placeholder stays as it is, so normalizing twice changes nothing. Closing
+# quotes and brackets that end the text or come before a separator are the text around
+# the URL (a repr's `')`, a JSON string's `"`), not the value: they stay. (The value runs
+# greedily to its last other character, so a long run of them costs no backtracking.)
 QUERY_SECRET_PATTERN = (
     r"(?:^|(?<=[?&;\s]))"
     r"(?:[^=&#;\s?/:@]*?(?:[^A-Za-z0-9=&#;\s?/:@]|[a-z0-9](?=[A-Z])))?"
     r"(?i:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey"
     r"|cookies?|credentials?|userinfo|private[-_]?key|access[-_]?key|session[-_]?id|signature)"
     r"(?:(?![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))"
-    r"[^=&#;\s?/:@]*=(?!<secret:[0-9]+>(?:[&#;\s]|$))(?P<secret>[^&#;\s]+)"
+    r"[^=&#;\s?/:@]*=(?!<secret:[0-9]+>['\")\]>}]*(?:[&#;\s]|$))"
+    r"(?P<secret>[^&#;\s]*[^&#;\s'\")\]>}])(?=['\")\]>}]*(?:[&#;\s]|$))"
 )
 
 

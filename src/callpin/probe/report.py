@@ -88,11 +88,15 @@ class ProbeReport:
     def verdict_line(self) -> str:
         return "VOLATILE: " + (", ".join(self.volatile) if self.volatile else "none")
 
+    def _names(self) -> dict[str, str]:
+        """Each log's name as the table shows it, shortened to leave room for every cell."""
+        columns = sum(max(len(cell.short), 3) + _GAP for cell in self.cells)
+        room = max(_MIN_LOG, WIDTH - columns)
+        return {log: shorten(log, room) for log in self.table}
+
     def _table(self) -> Iterator[str]:
         widths = [max(len(cell.short), 3) for cell in self.cells]
-        columns = sum(width + _GAP for width in widths)
-        room = max(_MIN_LOG, WIDTH - columns)
-        names = {log: shorten(log, room) for log in self.table}
+        names = self._names()
         width = max([len("log"), *map(len, names.values())])
         header = ["log".ljust(width), *(c.short.ljust(w) for c, w in zip(self.cells, widths, strict=True))]
         yield (" " * _GAP).join(header).rstrip()
@@ -103,7 +107,12 @@ class ProbeReport:
 
     def _legend(self) -> Iterator[str]:
         yield from _wrapped([f"{cell.short} {cell.name}" for cell in self.cells], "cells: ", WIDTH)
-        yield "AMB ambient, UNS unstable, ERR error, - no log; full log names below and in --format json"
+        outcomes = "AMB ambient, UNS unstable, ERR error, - no log"
+        if any(name != log for log, name in self._names().items()):
+            # The findings below name their logs in full; with none, only the JSON does.
+            where = "below and in --format json" if self.findings else "in --format json"
+            outcomes += f"; full log names {where}"
+        yield outcomes
 
     def lines(self) -> Iterator[str]:
         yield from self._table()
