@@ -73,10 +73,16 @@ def analyze_file(path: str | os.PathLike[str], *, text: str | None = None) -> Bi
 
 @dataclass(frozen=True)
 class _Ref:
-    """A dotted name: a module, or an attribute of one (function, class, method, alias)."""
+    """A dotted name: a module, or an attribute of one (function, class, method, alias).
+
+    `of_instance`: the attribute was read from an instance of a class the analysis has
+    not read (`order.save`): a method of the class, or data the instance holds, whose
+    own attributes the code does not show (`order.lines.append` is no target).
+    """
 
     dotted: str
     how: str
+    of_instance: bool = False
 
 
 @dataclass(frozen=True)
@@ -576,6 +582,8 @@ class Bindings:
     def _member(self, base: _Value, attr: str) -> _Value:
         if isinstance(base, _Unknown):
             return base
+        if isinstance(base, _Ref) and base.of_instance:
+            return _Unknown("attribute")
         if isinstance(base, _Super):
             return self._inherited(self._classes[base.cls], attr, "self", set())
         if isinstance(base, _Ref):
@@ -586,7 +594,7 @@ class Bindings:
         info = self._classes.get(base.cls)
         if info is not None:
             return self._class_member(info, attr, base.how, instance=True)
-        return _Ref(f"{base.cls}.{attr}", base.how)
+        return _Ref(f"{base.cls}.{attr}", base.how, of_instance=True)
 
     def _class_member(
         self, info: _ClassInfo, attr: str, how: str, *, instance: bool, seen: set[str] | None = None
