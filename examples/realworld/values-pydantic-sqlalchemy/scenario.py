@@ -75,8 +75,8 @@ SECRETS = (b"tok_live_9f8e7d6c5b4a", b"adm1n-hunter2", b"s3cr3t-pw")
 # What `callpin show` must print where each secret was.
 PLACEHOLDERS = (
     "card=SecretStr#1(_secret_value=<secret:1>)",
-    "password=<secret:2>",
-    "postgresql://<secret:3>@db.internal",
+    "password=<secret:3>",
+    "postgresql://<secret:2>@db.internal",
 )
 
 
