@@ -57,8 +57,29 @@ def test_an_object_is_recorded_as_its_type_and_attributes_without_running_its_co
     assert state(PreparedRequest("https://x/a", b"k=v"), encoder_class) == ObjectState(
         f"{MOD}.PreparedRequest",
         1,
-        (("method", "GET"), ("url", "https://x/a"), ("headers", {"Accept": "*/*"}), ("_body", b"k=v")),
+        (("_body", b"k=v"), ("headers", {"Accept": "*/*"}), ("method", "GET"), ("url", "https://x/a")),
     )
+
+
+def test_instance_attributes_are_recorded_by_name_whatever_order_they_were_set_in(encoder_class):
+    # An ORM sets a loaded row's columns in the order of a set of its own: the same
+    # row would be another log on another run.
+    first, second = Session(), Session()
+    first.__dict__.update(b=2, a=1, c=3)
+    second.__dict__.update(c=3, a=1, b=2)
+    assert encoder_class(NO_RULES).encode(first) == encoder_class(NO_RULES).encode(second)
+    assert [name for name, _ in state(first, encoder_class).fields] == ["a", "b", "c"]
+
+
+def test_slots_keep_their_declared_order_before_the_instance_dict(encoder_class):
+    class Both:
+        __slots__ = ("__dict__", "z")
+
+    both = Both()
+    both.z = 0
+    both.y = 1
+    both.a = 2
+    assert [name for name, _ in state(both, encoder_class).fields] == ["z", "a", "y"]
 
 
 def test_slots_are_read_from_their_descriptors_and_an_unset_slot_is_left_out(encoder_class):
@@ -70,7 +91,17 @@ def test_slots_are_read_from_their_descriptors_and_an_unset_slot_is_left_out(enc
 def test_names_starting_with_two_underscores_are_left_out():
     holder = PreparedRequest("u")
     holder.__dict__["__cache__"] = 1
-    assert [name for name, _ in instance_state(holder) or ()] == ["method", "url", "headers", "_body"]
+    assert [name for name, _ in instance_state(holder) or ()] == ["_body", "headers", "method", "url"]
+
+
+def test_dunder_slots_are_recorded():
+    # pydantic keeps a model's extra fields in the slot `__pydantic_extra__`.
+    class Model:
+        __slots__ = ("__dict__", "__extra__")
+
+    model = Model()
+    model.__extra__ = {"charge_id": "c-1"}
+    assert instance_state(model) == (("__extra__", {"charge_id": "c-1"}),)
 
 
 def test_an_object_without_readable_state_is_recorded_by_its_repr(encoder_class):
@@ -131,6 +162,48 @@ def test_a_type_registered_as_opaque_keeps_its_repr(encoder_class):
     finally:
         callpin.unregister(PreparedRequest)
     assert isinstance(found, Opaque) and found.type == f"{MOD}.PreparedRequest"
+
+
+def test_a_type_registered_by_identity_is_its_number_alone(encoder_class):
+    callpin.register(PreparedRequest, callpin.identity)
+    try:
+        first, second = PreparedRequest("a"), PreparedRequest("b")
+        found = state([first, second, {"again": first}, Session()], encoder_class)
+    finally:
+        callpin.unregister(PreparedRequest)
+    kind = f"{MOD}.PreparedRequest"
+    assert found == [
+        Instance(kind, 1),
+        Instance(kind, 2),
+        {"again": Instance(kind, 1)},
+        ObjectState(f"{MOD}.Session", 1, ()),
+    ]
+
+
+class InstanceState:
+    """Named as SQLAlchemy's: the bookkeeping an ORM object keeps in `_sa_instance_state`."""
+
+    def __init__(self, runid: int) -> None:
+        self.runid = runid
+
+
+InstanceState.__module__ = "sqlalchemy.orm.state"
+
+
+class Order:
+    def __init__(self, runid: int) -> None:
+        self._sa_instance_state = InstanceState(runid)
+        self.reference = "ord-1"
+
+
+def test_an_orm_objects_bookkeeping_is_recorded_by_identity(encoder_class):
+    # Its load counter and session id differ from run to run; the columns are the state.
+    assert state(Order(9), encoder_class) == state(Order(1), encoder_class)
+    assert state(Order(9), encoder_class) == ObjectState(
+        f"{MOD}.Order",
+        1,
+        (("_sa_instance_state", Instance("sqlalchemy.orm.state.InstanceState", 1)), ("reference", "ord-1")),
+    )
 
 
 def test_the_same_object_has_one_number_and_another_the_next(encoder_class):

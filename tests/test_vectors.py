@@ -57,21 +57,21 @@ DECODED: dict[str, Any] = {
     "object-state": ObjectState(
         f"{MOD}.Request",
         1,
-        (("method", "GET"), ("url", "https://example.com/a"), ("headers", {"Accept": "*/*"})),
+        (("method", "GET"), ("headers", {"Accept": "*/*"}), ("url", "https://example.com/a")),
     ),
     "object-same-twice": [
         ObjectState(
-            f"{MOD}.Request", 1, (("method", "GET"), ("url", "https://example.com/a"), ("headers", {"Accept": "*/*"}))
+            f"{MOD}.Request", 1, (("method", "GET"), ("headers", {"Accept": "*/*"}), ("url", "https://example.com/a"))
         ),
         {
             "again": ObjectState(
                 f"{MOD}.Request",
                 1,
-                (("method", "GET"), ("url", "https://example.com/a"), ("headers", {"Accept": "*/*"})),
+                (("method", "GET"), ("headers", {"Accept": "*/*"}), ("url", "https://example.com/a")),
             )
         },
         ObjectState(
-            f"{MOD}.Request", 2, (("method", "POST"), ("url", "https://example.com/b"), ("headers", {"Accept": "*/*"}))
+            f"{MOD}.Request", 2, (("method", "POST"), ("headers", {"Accept": "*/*"}), ("url", "https://example.com/b"))
         ),
     ],
     "object-past-budget": Instance(f"{MOD}.Request", 1),

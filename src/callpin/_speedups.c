@@ -2326,6 +2326,23 @@ done:
     return r;
 }
 
+/* codec.identity's form (an Instance numbered 0): the object by its number in the log. */
+static int write_identity(Encoder *e, PyObject *obj, PyObject *form, Buf *out)
+{
+    PyObject *type = PyObject_GetAttr(form, s_type), *instance;
+    int r;
+    if (type == NULL)
+        return -1;
+    instance = PyObject_CallMethodObjArgs(e->identities, s_instance, obj, type,
+                                          e->mode != MODE_NORMAL ? Py_True : Py_False, NULL);
+    Py_DECREF(type);
+    if (instance == NULL)
+        return -1;
+    r = write_name_number(instance, s_type, EXT_INSTANCE, out);
+    Py_DECREF(instance);
+    return r;
+}
+
 /* A value of a type without a handler: pushed, then its canonical form is written. */
 static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
@@ -2343,6 +2360,8 @@ static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth
     kind = kind_of(Py_TYPE(form));
     if (kind == K_OBJECT) {
         r = write_object(e, obj, form, out, depth);
+    } else if (kind == K_INSTANCE) {
+        r = write_identity(e, obj, form, out);
     } else if (kind == K_UNKNOWN) {
         PyErr_Format(PyExc_TypeError, "canonical form of %R is %R", (PyObject *)Py_TYPE(obj),
                      (PyObject *)Py_TYPE(form));

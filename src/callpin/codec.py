@@ -342,6 +342,20 @@ def opaque(value: Any) -> Opaque:
     return Opaque(qualified_name(type(value)), repr(value))
 
 
+def identity(value: Any) -> Instance:
+    """The identity-only form: `callpin.register(cls, callpin.identity)` records values of
+    `cls` as `<Type#n>`, numbered as receivers are, with nothing of their state."""
+    # Number 0: the encoder gives the object its number in the log.
+    return Instance(qualified_name(type(value)), 0)
+
+
+# Bookkeeping objects of well-known libraries, recorded by identity unless registered
+# otherwise: what they hold differs from run to run and says nothing about the call.
+# - sqlalchemy.orm.state.InstanceState: an ORM object's `_sa_instance_state` (its
+#   session's id, a process-wide load counter, the mapper and its whole registry).
+IDENTITY_TYPES = frozenset({"sqlalchemy.orm.state.InstanceState"})
+
+
 def unregister(cls: type) -> None:
     """Remove a canonical form given with `register`."""
     _registry.pop(cls, None)
@@ -451,8 +465,8 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     classes weakly): it names the type of the value it is given.
     """
     fn = _registered(cls)
-    if fn is opaque:
-        return opaque
+    if fn is opaque or fn is identity:
+        return fn
     if fn is not None:
         return lambda obj: Custom(qualified_name(type(obj)), fn(obj))
     if is_a(enum.Enum):
@@ -485,6 +499,8 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
             return _by_items
         if issubclass(cls, Sequence) and not issubclass(cls, UserString):
             return _by_elements
+        if qualified_name(cls) in IDENTITY_TYPES:
+            return identity
         return _by_state
     return opaque
 
@@ -921,6 +937,9 @@ class Encoder:
                 form = canonical_form(obj)
                 if type(form) is ObjectState:
                     self._object(obj, form, out, depth)
+                    return
+                if type(form) is Instance:
+                    self._instance(self.identities.instance(obj, form.type, peek=self._mode != _NORMAL), out, depth)
                     return
                 handler = _HANDLERS.get(type(form))
                 if handler is None:

@@ -52,14 +52,15 @@ def _slots(cls: type) -> tuple[tuple[str, int], ...]:
 
 
 def instance_state(obj: Any) -> tuple[tuple[str, Any], ...] | None:
-    """The recorded attributes of `obj` in order (slots, base classes first, then `__dict__`), or None.
+    """The recorded attributes of `obj` in order (slots, base classes first, then `__dict__` by name), or None.
 
     None means the object has no state callpin can read (a builtin such as a function,
     a module or a class; an object of a type written in C with no attribute set): it is
     recorded by its repr, as is an object with no attribute set whose class defines its
     own `__repr__`. Any other instance with no attribute set has an empty state (it is
-    still numbered as one object). Attribute names starting with
-    two underscores are left out (the interpreter's and callpin's own bookkeeping).
+    still numbered as one object). Names in `__dict__` starting with two underscores are
+    left out (the interpreter's and callpin's own bookkeeping); slots are all recorded
+    (pydantic keeps a model's extra fields in `__pydantic_extra__`).
     """
     cls = type(obj)
     if cls.__module__ == "builtins" or isinstance(obj, type):
@@ -79,14 +80,23 @@ def instance_state(obj: Any) -> tuple[tuple[str, Any], ...] | None:
     except AttributeError:
         held = None
     if type(held) is dict:
+        # By name: the order attributes were set in is not always the same from run to
+        # run (an ORM sets a loaded row's columns in the order of a set of its own).
         fields.extend(
-            (name, value) for name, value in dict.items(held) if type(name) is str and not name.startswith("__")
+            sorted(
+                ((name, value) for name, value in dict.items(held) if type(name) is str and not name.startswith("__")),
+                key=_name,
+            )
         )
     if not fields and (cls.__flags__ & _WRITTEN_IN_C or vars(object)["__repr__"] is not _repr_of(cls)):
         # A type written in C (functools.partial) keeps its data out of reach; a class
         # with no attribute set and a repr of its own (a sentinel) says what it is there.
         return None
     return tuple(fields)
+
+
+def _name(attribute: tuple[str, Any]) -> str:
+    return attribute[0]
 
 
 def _repr_of(cls: type) -> Any:

@@ -48,7 +48,7 @@ codec.register(Gateway, codec.opaque)
 
 
 class Request:
-    """A request-like object: recorded by its state (slots, then its __dict__)."""
+    """A request-like object: recorded by its state (slots, then its __dict__ by name)."""
 
     __slots__ = ("__dict__", "method")
 
