@@ -229,6 +229,43 @@ def test_an_object_past_the_budget_is_recorded_by_identity(encoder_class):
     assert isinstance(state(just_in, encoder_class), ObjectState)
 
 
+class Heavy:
+    def __init__(self) -> None:
+        self.blob = "x" * codec.OBJECT_BUDGET
+
+
+def test_an_object_over_the_budget_because_of_objects_it_holds_keeps_its_own_values(encoder_class):
+    # An ORM object with its session, a request with its adapter: the objects inside are
+    # written by identity, the object's own values stay pinned.
+    order = Session()
+    order.__dict__.update(reference="ord-1", amount=1500, owner=Heavy(), lines=[Heavy(), {"k": Heavy()}])
+    found = state(order, encoder_class)
+    heavy = f"{MOD}.Heavy"
+    assert found == ObjectState(
+        f"{MOD}.Session",
+        1,
+        (
+            ("amount", 1500),
+            ("lines", [Instance(heavy, 1), {"k": Instance(heavy, 2)}]),
+            ("owner", Instance(heavy, 3)),
+            ("reference", "ord-1"),
+        ),
+    )
+    # The same object under the budget is written whole.
+    order.__dict__.update(owner=Session(), lines=[])
+    assert dict(state(order, encoder_class).fields)["owner"] == ObjectState(f"{MOD}.Session", 2, ())
+
+
+def test_an_object_over_the_budget_even_shallow_is_its_identity_and_the_next_object_is_whole(encoder_class):
+    encoder = encoder_class(NO_RULES)
+    big = PreparedRequest("x" * codec.OBJECT_BUDGET)
+    big.headers = Heavy()
+    assert decode(encoder.encode(big)) == Instance(f"{MOD}.PreparedRequest", 1)
+    nested = Session()
+    nested.inner = Session()
+    assert decode(encoder.encode(nested)).fields == (("inner", ObjectState(f"{MOD}.Session", 2, ())),)
+
+
 def test_objects_nested_past_the_object_depth_are_recorded_by_identity(encoder_class):
     value: Any = None
     for _ in range(codec.MAX_OBJECT_DEPTH + 1):

@@ -75,6 +75,7 @@ DECODED: dict[str, Any] = {
         ),
     ],
     "object-past-budget": Instance(f"{MOD}.Request", 1),
+    "object-past-budget-shallow": ObjectState(f"{MOD}.Chain", 1, (("inner", Instance(f"{MOD}.Request", 1)),)),
     "object-nested-past-depth": ObjectState(
         f"{MOD}.Chain",
         1,

@@ -2300,21 +2300,30 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
     if (state == NULL)
         goto done;
     if (e->objects == 0) {
+        /* Measured without normalization; over the budget, measured again shallow (the
+         * objects in its attributes by identity: max_objects 1 while it is written); over
+         * the budget even so, written by identity alone. */
         char storage[512];
         Buf measured;
+        Py_ssize_t limit = e->max_objects;
         buf_init(&measured, storage, sizeof(storage));
         r = encode_raw(e, state, &measured, depth);
+        if (r == 0 && measured.len > e->object_budget) {
+            e->max_objects = 1;
+            measured.len = 0;
+            r = encode_raw(e, state, &measured, depth);
+        }
         if (r == 0) {
             if (measured.len > e->object_budget)
                 r = write_name_number(instance, s_type, EXT_INSTANCE, out);
             else if (e->mode == MODE_RAW)
                 r = buf_put(out, measured.data, measured.len);
             else
-                r = 1;
+                r = write_object_state(e, state, out, depth);
         }
+        e->max_objects = limit;
         buf_free(&measured);
-        if (r <= 0)
-            goto done;
+        goto done;
     }
     r = write_object_state(e, state, out, depth);
 done:

@@ -699,8 +699,10 @@ class Encoder:
         self._mode = _NORMAL
         # The instance numbers of this log's objects, shared with its receivers.
         self.identities = Identities()
-        # How many object states enclose the value being written.
+        # How many object states enclose the value being written, and how many may
+        # (MAX_OBJECT_DEPTH; 1 while an object over the budget is written shallow).
         self._objects = 0
+        self._object_depth: int | None = None
         # msgpack's packer writes an int of the 64-bit forms and a float exactly as the
         # canonical form has them (the smallest form; float 64), in one call.
         self._pack: Callable[[Any], bytes] = msgpack.Packer().pack
@@ -958,21 +960,37 @@ class Encoder:
     def _object(self, obj: Any, form: ObjectState, out: bytearray, depth: int) -> None:
         """An object by its state, numbered by its identity; by identity alone past the depth or the budget."""
         instance = self.identities.instance(obj, form.type, peek=self._mode != _NORMAL)
-        if self._objects >= MAX_OBJECT_DEPTH:
+        limit = MAX_OBJECT_DEPTH if self._object_depth is None else self._object_depth
+        if self._objects >= limit:
             self._instance(instance, out, depth)
             return
         state = ObjectState(form.type, instance.number, form.fields)
-        if self._objects == 0:
-            # Measured without normalization (nor numbering anything): the choice is
-            # the same whichever rules apply, so normalizing a log later gives the bytes
-            # recording with the rules gives.
-            measured = self._encode_in_mode(state, _RAW, depth)
-            if len(measured) > OBJECT_BUDGET:
-                self._instance(instance, out, depth)
-                return
-            if self._mode == _RAW:
-                out += measured
-                return
+        if self._objects != 0:
+            self._object_state(state, out, depth)
+            return
+        # Measured without normalization (nor numbering anything): the choice is the same
+        # whichever rules apply, so normalizing a log later gives the bytes recording with
+        # the rules gives. Over the budget, the object is written shallow (the objects in
+        # its attributes by identity), so its own values stay pinned; when even that is
+        # over, by identity alone.
+        measured = self._encode_in_mode(state, _RAW, depth)
+        shallow = len(measured) > OBJECT_BUDGET
+        if shallow:
+            self._object_depth = 1
+            try:
+                measured = self._encode_in_mode(state, _RAW, depth)
+                if len(measured) > OBJECT_BUDGET:
+                    self._instance(instance, out, depth)
+                elif self._mode == _RAW:
+                    out += measured
+                else:
+                    self._object_state(state, out, depth)
+            finally:
+                self._object_depth = None
+            return
+        if self._mode == _RAW:
+            out += measured
+            return
         self._object_state(state, out, depth)
 
     def _secret_key(self, key: Any) -> bool:

@@ -161,6 +161,7 @@ CASES: dict[str, tuple[Any, RuleSet]] = {
     "object-state": (Request("GET", "https://example.com/a"), NO_RULES),
     "object-same-twice": ([_SHARED, {"again": _SHARED}, Request("POST", "https://example.com/b")], NO_RULES),
     "object-past-budget": (Request("PUT", "x" * codec.OBJECT_BUDGET), NO_RULES),
+    "object-past-budget-shallow": (Chain(Request("PUT", "x" * codec.OBJECT_BUDGET)), NO_RULES),
     "object-nested-past-depth": (_chain(codec.MAX_OBJECT_DEPTH + 2), NO_RULES),
     "mapping-items": (collections.UserDict({"b": 1, "a": [2]}), NO_RULES),
     "secret-values": (
