@@ -41,14 +41,14 @@ LIBRARIES = {
         "baselines/tests/test_requests/test_fetch_stock_pins_the_adapter_call.cpin",
         ('f"{base_url}/stock/{sku}"', 'f"{base_url}/inventory/{sku}"'),
         "args[1].url",
-        ("'Authorization': <secret:1>",),
+        ("_cookies=<secret:1>", "'Authorization': <secret:2>"),
     ),
     "httpx": (
         "tests/test_httpx.py",
         "baselines/tests/test_httpx/test_quote_pins_the_transport_call.cpin",
         ('{"X-Channel": "web"}', '{"X-Channel": "app"}'),
         "args[1].headers['x-channel']",
-        ("userinfo=<secret:1>", "'authorization': <secret:2>"),
+        ("'authorization': <secret:1>", "userinfo=<secret:2>"),
     ),
 }
 SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"), b"letmein")
