@@ -23,8 +23,6 @@ gives a model equal by pydantic's `==`.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +34,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from event_sizes import frame_sizes  # noqa: E402
+from scenario_copies import child_environment  # noqa: E402
+from scenario_copies import copy_project as copy_into  # noqa: E402
 
 from callpin import codec, load  # noqa: E402
 
@@ -81,16 +81,11 @@ PLACEHOLDERS = (
 
 
 def environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "CALLPIN_PURE_PYTHON"}
-    env.pop("CI", None)
-    env.update(extra)
-    return env
+    return child_environment((), **extra)
 
 
 def copy_project(folder: Path, name: str) -> Path:
-    project = folder / name
-    shutil.copytree(HERE / "project", project)
-    return project
+    return copy_into(HERE / "project", folder, name)
 
 
 def run_tests(project: Path, env: dict[str, str], mode: str = "new") -> tuple[int, float]:

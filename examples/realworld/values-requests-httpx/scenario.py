@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -28,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from event_sizes import BEFORE, callpin_before, frame_sizes  # noqa: E402
+from scenario_copies import child_environment  # noqa: E402
+from scenario_copies import copy_project as copy_into  # noqa: E402
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 CALLPIN = [sys.executable, "-m", "callpin"]
@@ -55,16 +55,11 @@ SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"
 
 
 def environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k.upper() not in AMBIENT and k != "CALLPIN_PURE_PYTHON"}
-    env.pop("CI", None)
-    env.update(extra)
-    return env
+    return child_environment(AMBIENT, **extra)
 
 
 def copy_project(folder: Path, name: str) -> Path:
-    project = folder / name
-    shutil.copytree(HERE / "project", project)
-    return project
+    return copy_into(HERE / "project", folder, name)
 
 
 def record(project: Path, env: dict[str, str], mode: str = "new") -> int:
