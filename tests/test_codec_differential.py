@@ -117,6 +117,12 @@ _timestamp_text = st.builds(
     st.sampled_from(["", ".5", ",123456", ".", ",", ".0001"]),
     st.sampled_from(["", "Z", "+09:00", "-01:30", "+0930", "-0100", "+09", "+09:0", "+09:001", "Z5", "+09005"]),
 )
+_http_date_text = st.builds(
+    lambda moment, day_sep, zone: moment.strftime(f"%a, %d{day_sep}%b{day_sep}%Y %H:%M:%S ") + zone,
+    st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 12, 31)),
+    st.sampled_from([" ", "-", "_"]),
+    st.sampled_from(["GMT", "UTC", "+0900", "-0000", "GMTx", "+090", "gmt", "+09000", "Z"]),
+)
 _address_text = st.tuples(
     st.sampled_from(["0x", "0X", "x0", "00x"]),
     st.integers(4, 18).flatmap(lambda n: st.text("0123456789abcdefABCDEF", min_size=n, max_size=n)),
@@ -144,7 +150,7 @@ _glue = st.sampled_from(
     ]
 )
 normalizable_text = st.lists(
-    st.one_of(_uuid_text, _near_uuid, _timestamp_text, _address_text, _glue, _hex), max_size=8
+    st.one_of(_uuid_text, _near_uuid, _timestamp_text, _http_date_text, _address_text, _glue, _hex), max_size=8
 ).map("".join)
 any_text = st.text(max_size=40) | st.text(st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010), max_size=5)
 texts = normalizable_text | any_text

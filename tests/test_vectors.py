@@ -51,6 +51,7 @@ DECODED: dict[str, Any] = {
     "uuid-in-text": "order <uuid:1> for <uuid:2> and <uuid:1>",
     "datetime-normalized": Placeholder("ts", 1),
     "timestamp-in-text": "at <ts:1> and <ts:1>",
+    "timestamp-http-date": "Date: <ts:1>; expires=<ts:2>",
     "set-of-uuids": {Placeholder("uuid", 1), Placeholder("uuid", 2)},
     "user-rule": "tickets <ticket:1> and <ticket:1>, <ticket:2>",
     "too-deep-marker": cases._nested(codec.MAX_DEPTH),  # the innermost list is replaced

@@ -705,6 +705,46 @@ static Py_ssize_t timestamp_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t 
     return q;
 }
 
+static inline int is_alpha(unsigned char c)
+{
+    unsigned char lower = (unsigned char)(c | 0x20);
+    return lower >= 'a' && lower <= 'z';
+}
+
+/* One of `names` (three-letter words, concatenated) at t. */
+static int is_one_of(const unsigned char *t, const char *names)
+{
+    for (; *names; names += 3) {
+        if (memcmp(t, names, 3) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The HTTP-date branch of normalize.TIMESTAMP_PATTERN:
+ * (?<![A-Za-z])(?:Mon|...|Sun), [0-9]{2}[ -](?:Jan|...|Dec)[ -][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}
+ * (?:GMT|UTC|[+-][0-9]{4})(?![0-9A-Za-z]) */
+static Py_ssize_t http_date_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t p)
+{
+    const unsigned char *t = s + p;
+    Py_ssize_t end;
+    if (n - p < 29 || (p > 0 && is_alpha(s[p - 1])))
+        return -1;
+    if (!is_one_of(t, "MonTueWedThuFriSatSun") || t[3] != ',' || t[4] != ' ' || !all_of(t, 5, 7, is_digit)
+        || (t[7] != ' ' && t[7] != '-') || !is_one_of(t + 8, "JanFebMarAprMayJunJulAugSepOctNovDec")
+        || (t[11] != ' ' && t[11] != '-') || !all_of(t, 12, 16, is_digit) || t[16] != ' '
+        || !all_of(t, 17, 19, is_digit) || t[19] != ':' || !all_of(t, 20, 22, is_digit) || t[22] != ':'
+        || !all_of(t, 23, 25, is_digit) || t[25] != ' ')
+        return -1;
+    if (memcmp(t + 26, "GMT", 3) == 0 || memcmp(t + 26, "UTC", 3) == 0)
+        end = p + 29;
+    else if ((t[26] == '+' || t[26] == '-') && n - p >= 31 && all_of(t, 27, 31, is_digit))
+        end = p + 31;
+    else
+        return -1;
+    return end < n && is_alnum(s[end]) ? -1 : end;
+}
+
 /* (?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z]): the hex run must end within 16
  * digits at a non-alphanumeric, or no shorter run can end there either. */
 static Py_ssize_t address_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t p)
@@ -771,7 +811,8 @@ static PyObject *match_key(int rule, const char *match, Py_ssize_t len)
     data = (char *)PyUnicode_DATA(key);
     memcpy(data, match, (size_t)len);
     if (rule == RULE_TS) {
-        if (data[10] == ' ')
+        /* an HTTP date (a letter first) is its own key */
+        if (is_digit((unsigned char)data[0]) && data[10] == ' ')
             data[10] = 'T';
     } else {
         for (Py_ssize_t i = 0; i < len; i++) {
@@ -831,9 +872,12 @@ static int scan_builtin(Encoder *e, const char *text, Py_ssize_t n, int reprs, B
     Py_ssize_t p = 0, copied = 0;
     int changed = 0;
 
-    /* Both text rules need a '-', the address rule "0x" (normalize_text's shortcut). */
-    if (!((want_uuid || want_ts) && memchr(text, '-', (size_t)n) != NULL))
-        want_uuid = want_ts = 0;
+    /* A uuid holds a '-', a timestamp (ISO or HTTP) a ':', an address "0x" (the rules'
+     * needles, as normalize_text's shortcut has them). */
+    if (want_uuid && memchr(text, '-', (size_t)n) == NULL)
+        want_uuid = 0;
+    if (want_ts && memchr(text, ':', (size_t)n) == NULL)
+        want_ts = 0;
     if (want_addr) {
         const char *x = text;
         want_addr = 0;
@@ -856,6 +900,10 @@ static int scan_builtin(Encoder *e, const char *text, Py_ssize_t n, int reprs, B
             end = uuid_at(s, n, p);
         if (end < 0 && want_ts && is_digit(c)) {
             end = timestamp_at(s, n, p);
+            rule = RULE_TS;
+        }
+        if (end < 0 && want_ts && c >= 'F' && c <= 'W') {
+            end = http_date_at(s, n, p);
             rule = RULE_TS;
         }
         if (end < 0 && want_addr && c == '0') {

@@ -18,9 +18,15 @@ UUID_PATTERN = (
     r"(?<![0-9A-Za-z])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}"
     r"-[0-9A-Fa-f]{12}(?![0-9A-Za-z])"
 )
+# An ISO 8601 date and time; or an HTTP date (RFC 9110's IMF-fixdate, `Date:` and
+# `Last-Modified:` headers), the same with a numeric zone (email.utils.formatdate, RFC
+# 5322) or with dashes (a cookie's `expires`).
 TIMESTAMP_PATTERN = (
     r"(?<![0-9])[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}"
     r"(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}|[+-][0-9]{4})?(?![0-9])"
+    r"|(?<![A-Za-z])(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2}[ -]"
+    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ -][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} "
+    r"(?:GMT|UTC|[+-][0-9]{4})(?![0-9A-Za-z])"
 )
 ADDRESS_PATTERN = r"(?<![0-9A-Za-z])0x[0-9A-Fa-f]{6,16}(?![0-9A-Za-z])"
 # The credentials of a URL (`https://user:password@host`): what lies between "://" and
@@ -124,14 +130,15 @@ class Rule:
         if self.name == "uuid" or self.name == "address":
             return text.lower()
         if self.name == "timestamp":
-            return text.replace(" ", "T", 1)
+            # An ISO text's date-time separator made 'T'; an HTTP date as it is.
+            return text.replace(" ", "T", 1) if text[:1].isdigit() else text
         return text
 
 
-# The needles: a uuid and a timestamp hold a '-', an address "0x", URL credentials an '@',
+# The needles: a uuid holds a '-', a timestamp (ISO or HTTP) a ':', an address "0x", URL credentials an '@',
 # a secret parameter an '=', a temporary path the temp folder's name.
 UUID = Rule("uuid", "uuid", UUID_PATTERN, builtin=True, needles=("-",))
-TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True, needles=("-",))
+TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True, needles=(":",))
 ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True, needles=("0x",))
 # `redact` is both kinds: URL credentials and secret parameters in strings, and the values
 # of secret names.

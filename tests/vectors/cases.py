@@ -155,6 +155,10 @@ CASES: dict[str, tuple[Any, RuleSet]] = {
     "uuid-in-text": (f"order {U2} for {U1} and {U2}", DEFAULT_RULES),
     "datetime-normalized": (dt.datetime(2024, 3, 1, 9, 30), DEFAULT_RULES),
     "timestamp-in-text": ("at 2024-03-01 09:30:00.5+09:00 and 2024-03-01T09:30:00.5+09:00", DEFAULT_RULES),
+    "timestamp-http-date": (
+        "Date: Sat, 05 Dec 2026 08:41:44 GMT; expires=Sat, 05-Dec-2026 08:41:44 GMT",
+        DEFAULT_RULES,
+    ),
     "timestamp-near-miss": ("2024-03-01 and 12024-03-01T09:30:00 and 2024-03-01T09:30", DEFAULT_RULES),
     "set-of-uuids": ({U1, U2}, DEFAULT_RULES),
     "user-rule": ("tickets T-17 and T-17, T-9", TICKETS),
