@@ -51,10 +51,13 @@ def test_self_and_cls_resolve_to_the_class_and_a_local_instance_to_its_method() 
         "    @classmethod\n    def build(cls):\n        pass\n"
         "    def fill(self):\n        self.add()\n        g = Gateway()\n        g.charge(1)\n"
         "        g.lines.append(1)\n"
+        "        lines = g.lines\n        lines.append(2)\n"
     )
     found = targets(source)
-    # What an instance of a class not read here holds is not shown: no target.
+    # What an instance of a class not read here holds is not shown: no target, also
+    # through a name.
     assert found["g.lines.append"] == (None, "attribute")
+    assert found["lines.append"] == (None, "attribute")
     assert found["self.add"] == ("shop.orders.Cart.add", "self")
     assert found["cls.build"] == ("shop.orders.Cart.build", "cls")
     assert found["g.charge"] == ("billing.Gateway.charge", "instance")

@@ -642,6 +642,21 @@ def test_a_uuid_is_numbered_by_its_value_as_an_object_and_in_text(number):
     assert normalize.UUID.key(str(value).upper()) == number
 
 
+class _Code(enum.IntEnum):
+    FIVE = 5
+
+
+def test_a_uuid_holding_an_int_subclass_shares_its_number_with_its_text(encoder_class):
+    # UUID(int=...) keeps the int it is given: here an IntEnum member.
+    value = uuid.UUID(int=_Code.FIVE)
+    assert type(value.int) is _Code
+    assert decode(encoder_class().encode([value, str(value), uuid.UUID(str(value))])) == [
+        codec.Placeholder("uuid", 1),
+        "<uuid:1>",
+        codec.Placeholder("uuid", 1),
+    ]
+
+
 def test_a_uuid_and_its_text_in_one_event_share_a_number(encoder_class):
     key = uuid.UUID("12345678-9abc-4def-8123-456789abcdef")
     frame = encoder_class().encode_event(0, "l", [key], {"note": f"key {str(key).upper()}"}, None, None, 1, 0)

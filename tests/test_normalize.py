@@ -330,6 +330,8 @@ def test_texts_that_only_look_like_a_network_location_are_kept(text):
         ("(see https://h/?token=abc) and token=abc", "(see https://h/?token=<secret:1>) and token=<secret:1>"),
         ("token=ab'cd&x=1", "token=<secret:1>&x=1"),
         ("token=ab')cd'", "token=<secret:1>'"),
+        # A value of nothing but quotes and brackets is redacted whole.
+        ("password=')&x=1", "password=<secret:1>&x=1"),
     ],
 )
 def test_secret_query_and_form_parameters_are_numbered_secrets(text, expected):
@@ -339,7 +341,7 @@ def test_secret_query_and_form_parameters_are_numbered_secrets(text, expected):
 
 
 def test_a_secret_parameter_with_a_long_run_of_closing_quotes_is_redacted_in_linear_time():
-    # A value that backtracked over each closing quote would take minutes here.
+    # A pattern that backtracked over each closing quote would take minutes here.
     text = "token=" + ")" * 200_000 + "x"
     assert norm(text) == "token=<secret:1>"
 

@@ -248,6 +248,8 @@ def test_the_legend_points_to_full_log_names_only_where_they_are():
     shortened = {long_name: {cell.name: "ok" for cell in cells}}
     assert legend(shortened, []).endswith("- no log; full log names in --format json")
     assert legend(shortened, [finding]).endswith("full log names below and in --format json")
+    other = Finding("a.cpin", "ambient", "tz=Asia/Tokyo", "x: 1 → 2")
+    assert legend({**shortened, "a.cpin": {}}, [other]).endswith("- no log; full log names in --format json")
     assert legend({"a.cpin": {cell.name: "ok" for cell in cells}}, []).endswith("- no log")
 
 

@@ -1777,13 +1777,19 @@ static int uuid_int_bytes(PyObject *obj, unsigned char *bytes)
     return ok;
 }
 
-/* codec.uuid_key: UUID.int when it is an int of 128 bits (new reference), NULL with no
- * error set when it is not. */
+/* codec.uuid_key: UUID.int when it is an int of 128 bits (new reference; an int
+ * subclass's value as an exact int), NULL with no error set when it is not. */
 static PyObject *uuid_int_key(PyObject *obj)
 {
     PyObject *value = slot_get(obj, Py_IS_TYPE(obj, t_uuid) ? uuid_int_slot : 0, s_int);
     if (value == NULL)
         return NULL;
+    if (PyLong_Check(value) && !PyLong_CheckExact(value)) {
+        /* PyNumber_Index copies an int subclass's value without calling its methods */
+        Py_SETREF(value, PyNumber_Index(value));
+        if (value == NULL)
+            return NULL;
+    }
     if (PyLong_CheckExact(value) && _PyLong_Sign(value) >= 0 && _PyLong_NumBits(value) <= 128)
         return value;
     Py_DECREF(value);
@@ -2326,7 +2332,8 @@ static int write_handled(Encoder *e, PyObject *obj, int kind, Buf *out, Py_ssize
 }
 
 /* codec.Encoder._object: an object by its state, numbered by its identity; by identity
- * alone past the object depth or (outermost) the budget, measured without normalization. */
+ * alone past the object depth; past the budget (outermost, measured without
+ * normalization) shallow, or by identity alone when even that is over. */
 static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_ssize_t depth)
 {
     PyObject *type = NULL, *fields = NULL, *instance = NULL, *number = NULL, *state = NULL;

@@ -572,7 +572,7 @@ class Bindings:
             # `with Session() as s`: a class's __enter__ returns the instance by convention.
             return value if isinstance(value, _Object) else _Unknown("with")
         if isinstance(value, _Ref):
-            return _Ref(value.dotted, binder.how)
+            return _Ref(value.dotted, binder.how, value.of_instance)
         if binder.how == "default":
             # A default that is no module, class or instance (`conn=None`) says nothing of
             # what callers pass: the value is the parameter's.

@@ -13,6 +13,7 @@ import abc
 import dataclasses
 import datetime as _dt
 import enum
+import operator
 import pathlib
 import re
 import uuid as _uuid
@@ -57,7 +58,8 @@ EXT_OBJECT = 22
 # Objects recorded by their state (docs/FORMAT.md, "Objects"): objects nested inside
 # an object's state are written by state this many levels down, deeper ones by
 # identity; an outermost object whose state, written without normalization, would
-# take more than OBJECT_BUDGET bytes is written by identity alone.
+# take more than OBJECT_BUDGET bytes is written shallow (the objects it holds by
+# identity), and by identity alone when even that takes more.
 MAX_OBJECT_DEPTH = 3
 OBJECT_BUDGET = 4096
 
@@ -958,7 +960,8 @@ class Encoder:
             self._unencodable(type(obj), reason, out)
 
     def _object(self, obj: Any, form: ObjectState, out: bytearray, depth: int) -> None:
-        """An object by its state, numbered by its identity; by identity alone past the depth or the budget."""
+        """An object by its state, numbered by its identity; by identity alone past the depth,
+        shallow or by identity alone past the budget."""
         instance = self.identities.instance(obj, form.type, peek=self._mode != _NORMAL)
         limit = MAX_OBJECT_DEPTH if self._object_depth is None else self._object_depth
         if self._objects >= limit:
@@ -1439,8 +1442,11 @@ class Encoder:
 
 def uuid_key(value: _uuid.UUID) -> str | int:
     """What a uuid is numbered by: its 128-bit value (the key `normalize.UUID` gives the
-    same uuid in a text). A `UUID` whose `int` is not such an int is numbered by its text."""
+    same uuid in a text), an exact int even when `UUID.int` holds an int subclass (an
+    IntEnum member, as `UUID(int=...)` keeps it)."""
     number = value.int
+    if type(number) is not int and issubclass(type(number), int):
+        number = operator.index(number)  # int's own copy: no code of the subclass runs
     if type(number) is int and 0 <= number < _UUID_END:
         return number
     # bytes.hex puts a '-' between every 4 digits; the 8-4-4-4-12 groups keep 3 of those 7.

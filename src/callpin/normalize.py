@@ -54,19 +54,18 @@ _SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
 # space, holds no '/', ':' or '@' (so it never reaches back into a URL's credentials),
 # and holds one of the secret words at a boundary as `secret_name` finds them (a
 # separator, or a camelCase hump). Only the value, group `secret`, is replaced; one that
-# already is a placeholder stays as it is, so normalizing twice changes nothing. Closing
-# quotes and brackets that end the text or come before a separator are the text around
-# the URL (a repr's `')`, a JSON string's `"`), not the value: they stay. (The value runs
-# greedily to its last other character, so a long run of them costs no backtracking.)
+# already is a placeholder stays as it is, so normalizing twice changes nothing. The
+# quotes and closing brackets that end the value are the text around the URL (a repr's
+# `')`, a JSON string's `"`): `_scan` leaves them out of the secret (VALUE_AROUND).
 QUERY_SECRET_PATTERN = (
     r"(?:^|(?<=[?&;\s]))"
     r"(?:[^=&#;\s?/:@]*?(?:[^A-Za-z0-9=&#;\s?/:@]|[a-z0-9](?=[A-Z])))?"
     r"(?i:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey"
     r"|cookies?|credentials?|userinfo|private[-_]?key|access[-_]?key|session[-_]?id|signature)"
     r"(?:(?![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))"
-    r"[^=&#;\s?/:@]*=(?!<secret:[0-9]+>['\")\]>}]*(?:[&#;\s]|$))"
-    r"(?P<secret>[^&#;\s]*[^&#;\s'\")\]>}])(?=['\")\]>}]*(?:[&#;\s]|$))"
+    r"[^=&#;\s?/:@]*=(?!<secret:[0-9]+>['\")\]>}]*(?:[&#;\s]|$))(?P<secret>[^&#;\s]+)"
 )
+VALUE_AROUND = "'\")]>}"
 
 
 def _temp_roots() -> tuple[str, ...]:
@@ -377,8 +376,13 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
                 best, best_rule = found, one
         if best is None or best_rule is None:
             break
-        # A rule that names a group `secret` (redact's parameters) replaces that group only.
-        start, end = best.span("secret") if best_rule.builtin and best.lastgroup == "secret" else best.span()
+        # A rule that names a group `secret` (redact's parameters) replaces that group only,
+        # less the quotes and brackets that end it (unless that is all the value holds).
+        if best_rule.builtin and best.lastgroup == "secret":
+            start, end = best.span("secret")
+            end = start + (len(text[start:end].rstrip(VALUE_AROUND)) or end - start)
+        else:
+            start, end = best.span()
         pieces.append(text[pos:start])
         key = best_rule.key(text[start:end])
         number = numbering.peek(best_rule.placeholder, key) if peek else numbering.number(best_rule.placeholder, key)

@@ -108,10 +108,11 @@ class ProbeReport:
     def _legend(self) -> Iterator[str]:
         yield from _wrapped([f"{cell.short} {cell.name}" for cell in self.cells], "cells: ", WIDTH)
         outcomes = "AMB ambient, UNS unstable, ERR error, - no log"
-        if any(name != log for log, name in self._names().items()):
-            # The findings below name their logs in full; with none, only the JSON does.
-            where = "below and in --format json" if self.findings else "in --format json"
-            outcomes += f"; full log names {where}"
+        shortened = {log for log, name in self._names().items() if name != log}
+        if shortened:
+            # The findings below name their logs in full; the JSON names every log.
+            below = any(finding.log in shortened for finding in self.findings)
+            outcomes += f"; full log names {'below and ' if below else ''}in --format json"
         yield outcomes
 
     def lines(self) -> Iterator[str]:
