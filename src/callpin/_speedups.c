@@ -2334,6 +2334,13 @@ static int write_handled(Encoder *e, PyObject *obj, int kind, Buf *out, Py_ssize
 /* codec.Encoder._object: an object by its state, numbered by its identity; by identity
  * alone past the object depth; past the budget (outermost, measured without
  * normalization) shallow, or by identity alone when even that is over. */
+/* Identities.instance(obj, type, peek): the object's Instance in this log (new reference). */
+static PyObject *number_object(Encoder *e, PyObject *obj, PyObject *type)
+{
+    return PyObject_CallMethodObjArgs(e->identities, s_instance, obj, type,
+                                      e->mode != MODE_NORMAL ? Py_True : Py_False, NULL);
+}
+
 static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_ssize_t depth)
 {
     PyObject *type = NULL, *fields = NULL, *instance = NULL, *number = NULL, *state = NULL;
@@ -2341,8 +2348,7 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
     type = PyObject_GetAttr(form, s_type);
     if (type == NULL)
         goto done;
-    instance = PyObject_CallMethodObjArgs(e->identities, s_instance, obj, type,
-                                          e->mode != MODE_NORMAL ? Py_True : Py_False, NULL);
+    instance = number_object(e, obj, type);
     if (instance == NULL)
         goto done;
     if (e->objects >= e->max_objects) {
@@ -2397,8 +2403,7 @@ static int write_identity(Encoder *e, PyObject *obj, PyObject *form, Buf *out)
     int r;
     if (type == NULL)
         return -1;
-    instance = PyObject_CallMethodObjArgs(e->identities, s_instance, obj, type,
-                                          e->mode != MODE_NORMAL ? Py_True : Py_False, NULL);
+    instance = number_object(e, obj, type);
     Py_DECREF(type);
     if (instance == NULL)
         return -1;

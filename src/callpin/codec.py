@@ -977,24 +977,18 @@ class Encoder:
         # its attributes by identity), so its own values stay pinned; when even that is
         # over, by identity alone.
         measured = self._encode_in_mode(state, _RAW, depth)
-        shallow = len(measured) > OBJECT_BUDGET
-        if shallow:
-            self._object_depth = 1
-            try:
+        try:
+            if len(measured) > OBJECT_BUDGET:
+                self._object_depth = 1
                 measured = self._encode_in_mode(state, _RAW, depth)
-                if len(measured) > OBJECT_BUDGET:
-                    self._instance(instance, out, depth)
-                elif self._mode == _RAW:
-                    out += measured
-                else:
-                    self._object_state(state, out, depth)
-            finally:
-                self._object_depth = None
-            return
-        if self._mode == _RAW:
-            out += measured
-            return
-        self._object_state(state, out, depth)
+            if len(measured) > OBJECT_BUDGET:
+                self._instance(instance, out, depth)
+            elif self._mode == _RAW:
+                out += measured
+            else:
+                self._object_state(state, out, depth)
+        finally:
+            self._object_depth = None
 
     def _secret_key(self, key: Any) -> bool:
         """True when the value under `key` (a map key, keyword, attribute or field name) is redacted."""
