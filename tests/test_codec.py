@@ -33,7 +33,7 @@ from callpin.codec import (
     unregister,
 )
 from callpin.errors import CorruptLog, LimitExceeded, UsageError
-from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule
+from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule, secret_keys
 
 
 @pytest.mark.parametrize(
@@ -777,6 +777,29 @@ def test_a_key_names_redaction_is_asked_of_the_rules_once_per_encoder(encoder_cl
         {"token": codec.Placeholder("secret", 1)},
     ]
     assert asked == ["token", "x"]
+
+
+def test_a_secret_name_met_inside_a_secret_is_still_redacted_after(encoder_class):
+    # The value under `token` is numbered by its raw bytes, where no name is asked
+    # whether it is secret: `password` met there (a text kept since the first dict)
+    # must not be remembered as a name written as it is.
+    encoder = encoder_class(DEFAULT_RULES)
+    encoded = encoder.encode([{"password": "b"}, {"token": {"password": "a"}}, {"password": "c"}])
+    assert decode(encoded) == [
+        {"password": codec.Placeholder("secret", 1)},
+        {"token": codec.Placeholder("secret", 2)},
+        {"password": codec.Placeholder("secret", 3)},
+    ]
+
+
+def test_a_plain_name_written_again_is_forgotten_with_the_rules(encoder_class):
+    # `x` is written the second time from what the encoder kept; a rule set that makes
+    # it a secret name must redact it from then on.
+    encoder = encoder_class(DEFAULT_RULES)
+    encoder.encode({"x": "1"})
+    assert decode(encoder.encode({"x": "1"})) == {"x": "1"}
+    encoder.rules = DEFAULT_RULES.with_rules([secret_keys(r"^x$", "x_keys")])
+    assert decode(encoder.encode({"x": "1"})) == {"x": codec.Placeholder("secret", 1)}
 
 
 # -- what the C encoder takes --------------------------------------------------------------

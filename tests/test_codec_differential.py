@@ -283,10 +283,7 @@ def _outcome(encode: Any, *args: Any) -> tuple[str, Any]:
 
 def _numbering_state(encoder: Any) -> Any:
     numbering = encoder.numbering
-    return (
-        [(name, list(known.items())) for name, known in numbering.table.items()],
-        list(numbering.counters.items()),
-    )
+    return [(name, list(known.items())) for name, known in numbering.table.items()]
 
 
 _settings = settings(

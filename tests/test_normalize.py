@@ -423,6 +423,23 @@ def test_secret_parameters_of_a_url_and_a_form_body_never_reach_the_file(make_mo
     assert second.kwargs == {"body": "client_secret=<secret:3>"}
 
 
+def test_a_secret_keyword_stays_redacted_after_one_met_inside_a_secret(make_module, tmp_path):
+    # `token`'s value is numbered by its raw bytes, where no name is asked whether it is
+    # secret: the `password` met there is not a plain name for the keyword that follows.
+    module = make_module("redacted_keywords", "def login(**fields):\n    return 200\n")
+    path = tmp_path / "calls.cpin"
+    with callpin.record(path, spy=["redacted_keywords.login"]):
+        module.login(password="pw-first", user="ada")
+        module.login(token={"password": "pw-inner", "user": "ada"})
+        module.login(password="pw-outer", user="bob")
+    for secret in (b"pw-first", b"pw-inner", b"pw-outer"):
+        assert secret not in path.read_bytes()
+    first, second, third = callpin.load(path)
+    assert first.kwargs == {"password": callpin.Placeholder("secret", 1), "user": "ada"}
+    assert second.kwargs == {"token": callpin.Placeholder("secret", 2)}
+    assert third.kwargs == {"password": callpin.Placeholder("secret", 3), "user": "bob"}
+
+
 class ParsedURL(NamedTuple):
     scheme: str
     userinfo: str

@@ -69,7 +69,7 @@ static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
 /* Interned attribute and key names: immutable once made at import. */
 static PyObject *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
-    *s_counters, *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
+    *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
     *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
     *s_key_rules, *s_text_rules, *s_redact, *s_tmp_prefixes;
 
@@ -351,6 +351,9 @@ typedef struct {
     /* Texts no rule of the set changed, with their msgpack bytes (codec.Encoder's kept
      * texts: short ones, bounded, forgotten when the rules are set). */
     PyObject *clean_texts;
+    /* Kept texts met as key names whose values are not redacted, with the same bytes:
+     * a keyword or key name is written with this one lookup (forgotten with the rest). */
+    PyObject *plain_names;
     int redacting;           /* rules.key_rules: values under secret names are redacted */
     Py_ssize_t objects;      /* codec.Encoder._objects: object states enclosing the value */
     Py_ssize_t max_objects;  /* codec.MAX_OBJECT_DEPTH */
@@ -499,7 +502,7 @@ static int write_plain_attr(PyObject *obj, PyObject *name, Buf *out)
  * that getattr() reads straight from the instance (generic attribute lookup, a member
  * descriptor of an object slot); 0 otherwise. Reading the slot skips the lookup of the
  * descriptor and its call: the per-call path reads a few such attributes of callpin's
- * own classes (Journal.open, Numbering.table and .counters) and UUID.int. */
+ * own classes (Journal.open, Numbering.table) and UUID.int. */
 static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
 {
     PyObject *key = PyUnicode_InternFromString(name), *found;
@@ -522,17 +525,19 @@ static inline PyObject *slot_get(PyObject *obj, Py_ssize_t offset, PyObject *nam
     return value != NULL ? Py_NewRef(value) : PyObject_GetAttr(obj, name);
 }
 
-/* The slots of normalize.Numbering's table and counters, and of UUID.int (configure). */
-static Py_ssize_t numbering_table_slot, numbering_counters_slot, uuid_int_slot;
+/* The slots of normalize.Numbering's table and of UUID.int (configure). */
+static Py_ssize_t numbering_table_slot, uuid_int_slot;
 
 /* ------------------------------------------------------------------------------------
  * Numbering: normalize.Numbering.number / .peek on the same object. */
 
-/* The number of `key` under `placeholder` (new reference), as Numbering does it. */
+/* The number of `key` under `placeholder` (new reference), as Numbering does it: a key
+ * not numbered yet gets the size of its placeholder's table plus one, stored with one
+ * lookup of the key (PyDict_SetDefault). */
 static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *key, int peek)
 {
     PyObject *numbering = Py_NewRef(e->numbering);
-    PyObject *table = NULL, *counters = NULL, *known, *found, *result = NULL;
+    PyObject *table = NULL, *known, *found, *next, *result = NULL;
 
     if ((PyObject *)Py_TYPE(numbering) != numbering_type)
         goto by_method;
@@ -550,25 +555,9 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
         found = known == NULL ? NULL : PyDict_GetItemWithError(known, key);
         if (found == NULL && PyErr_Occurred())
             goto done;
-        result = found != NULL ? found : PyLong_FromLong(0);
-        if (found != NULL)
-            Py_INCREF(result);
+        result = found != NULL ? Py_NewRef(found) : PyLong_FromLong(0);
         goto done;
     }
-    if (known != NULL) {
-        found = PyDict_GetItemWithError(known, key);
-        if (found == NULL && PyErr_Occurred())
-            goto done;
-        if (found != NULL && found != Py_None) {
-            result = Py_NewRef(found);
-            goto done;
-        }
-    }
-    counters = slot_get(numbering, numbering_counters_slot, s_counters);
-    if (counters == NULL)
-        goto done;
-    if (!PyDict_CheckExact(counters))
-        goto by_method;
     if (known == NULL) {
         PyObject *fresh = PyDict_New();
         if (fresh == NULL)
@@ -580,33 +569,18 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
         known = fresh;
         Py_DECREF(fresh);  /* the table holds it */
     }
-    /* a key not numbered yet: the next number of its placeholder */
-    {
-        PyObject *count = PyDict_GetItemWithError(counters, placeholder);
-        PyObject *one;
-        if (count == NULL && PyErr_Occurred())
-            goto done;
-        one = PyLong_FromLong(1);
-        if (one == NULL)
-            goto done;
-        if (count == NULL)
-            result = one;
-        else {
-            result = PyNumber_Add(count, one);
-            Py_DECREF(one);
-            if (result == NULL)
-                goto done;
-        }
-        if (PyDict_SetItem(counters, placeholder, result) < 0 || PyDict_SetItem(known, key, result) < 0)
-            Py_CLEAR(result);
-    }
+    next = PyLong_FromSsize_t(PyDict_GET_SIZE(known) + 1);
+    if (next == NULL)
+        goto done;
+    found = PyDict_SetDefault(known, key, next);
+    result = Py_XNewRef(found);
+    Py_DECREF(next);
     goto done;
 
 by_method:
     result = PyObject_CallMethodObjArgs(numbering, peek ? s_peek : s_number, placeholder, key, NULL);
 done:
     Py_XDECREF(table);
-    Py_XDECREF(counters);
     Py_DECREF(numbering);
     return result;
 }
@@ -1025,6 +999,33 @@ static void keep_clean_text(Encoder *e, PyObject *s, Buf *out, Py_ssize_t start)
     Py_XDECREF(bytes);
 }
 
+/* A key name kept in `plain_names` written as its bytes: 1 when it was, 0 when it is
+ * not one (the caller writes it and asks whether its value is a secret), -1 on error. */
+static int write_plain_name(Encoder *e, PyObject *key, Buf *out)
+{
+    PyObject *bytes;
+    if (e->plain_names == NULL || !PyUnicode_CheckExact(key))
+        return 0;
+    bytes = PyDict_GetItemWithError(e->plain_names, key);
+    if (bytes == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    return buf_put(out, PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes)) < 0 ? -1 : 1;
+}
+
+/* Keep `key`, just written as a name whose value is not redacted, when it is a kept
+ * text: the next time it is written with one lookup. Not in raw mode, where no name
+ * is asked whether it is secret. */
+static void keep_plain_name(Encoder *e, PyObject *key)
+{
+    PyObject *bytes;
+    if (e->mode == MODE_RAW || e->plain_names == NULL || e->clean_texts == NULL || !PyUnicode_CheckExact(key)
+        || PyDict_GET_SIZE(e->plain_names) >= CLEAN_TEXTS_MAX)
+        return;
+    bytes = PyDict_GetItemWithError(e->clean_texts, key);
+    if (bytes == NULL || PyDict_SetItem(e->plain_names, key, bytes) < 0)
+        PyErr_Clear();
+}
+
 /* codec.Encoder._str: normalized (unless raw), size-checked, surrogates in their own ext. */
 static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
 {
@@ -1234,7 +1235,12 @@ static int write_pairs_field(Encoder *e, PyObject *const *pairs, Py_ssize_t n, B
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *key = pairs[2 * k], *raw;
         Py_ssize_t start = out->len;
-        int r;
+        int r = write_plain_name(e, key, out);
+        if (r != 0) {
+            if (r < 0 || write_field(e, pairs[2 * k + 1], out, 1) < 0)
+                return -1;
+            continue;
+        }
         if (enc_value(e, key, out, 1) < 0) {
             if (!PyUnicode_Check(key) || !PyErr_ExceptionMatches(PyExc_Exception))
                 return -1;
@@ -1258,8 +1264,10 @@ static int write_pairs_field(Encoder *e, PyObject *const *pairs, Py_ssize_t n, B
             } else if (secret) {
                 if (write_secret(e, pairs[2 * k + 1], out, 1) < 0 && write_lost(out, at) < 0)
                     return -1;
-            } else if (write_field(e, pairs[2 * k + 1], out, 1) < 0) {
-                return -1;
+            } else {
+                keep_plain_name(e, key);
+                if (write_field(e, pairs[2 * k + 1], out, 1) < 0)
+                    return -1;
             }
         }
     }
@@ -1391,7 +1399,10 @@ static int write_keyed(Encoder *e, PyObject *key, PyObject *value, Buf *out, Py_
     int secret = secret_key(e, key);
     if (secret < 0)
         return -1;
-    return secret ? write_secret(e, value, out, depth) : enc_value(e, value, out, depth);
+    if (secret)
+        return write_secret(e, value, out, depth);
+    keep_plain_name(e, key);
+    return enc_value(e, value, out, depth);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -1557,8 +1568,10 @@ static int write_dict(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
         remaining--;
         Py_INCREF(key);
         Py_INCREF(item);
-        r = enc_value(e, key, out, depth + 1);
-        if (r == 0)
+        r = write_plain_name(e, key, out);
+        if (r > 0)
+            r = enc_value(e, item, out, depth + 1);
+        else if (r == 0 && (r = enc_value(e, key, out, depth + 1)) == 0)
             r = write_keyed(e, key, item, out, depth + 1);
         Py_DECREF(key);
         Py_DECREF(item);
@@ -2542,6 +2555,8 @@ static int set_rules(Encoder *e, PyObject *rules)
         PyDict_Clear(e->secret_names);
     if (e->clean_texts != NULL)
         PyDict_Clear(e->clean_texts);
+    if (e->plain_names != NULL)
+        PyDict_Clear(e->plain_names);
     Py_INCREF(rules);
     Py_XSETREF(e->rules, rules);
     e->redacting = redacting;
@@ -2598,6 +2613,8 @@ static int Encoder_init(Encoder *self, PyObject *args, PyObject *kwargs)
         return -1;
     if (self->clean_texts == NULL && (self->clean_texts = PyDict_New()) == NULL)
         return -1;
+    if (self->plain_names == NULL && (self->plain_names = PyDict_New()) == NULL)
+        return -1;
     if (set_rules(self, rules != NULL ? rules : default_rules) < 0)
         return -1;
     Py_XSETREF(self->identities, PyObject_CallNoArgs(identities_type));
@@ -2630,6 +2647,7 @@ static int Encoder_traverse(Encoder *self, visitproc visit, void *arg)
     Py_VISIT(self->identities);
     Py_VISIT(self->secret_names);
     Py_VISIT(self->clean_texts);
+    Py_VISIT(self->plain_names);
     Py_VISIT(self->tmp_prefixes);
     return 0;
 }
@@ -2642,6 +2660,7 @@ static int Encoder_clear(Encoder *self)
     Py_CLEAR(self->identities);
     Py_CLEAR(self->secret_names);
     Py_CLEAR(self->clean_texts);
+    Py_CLEAR(self->plain_names);
     Py_CLEAR(self->tmp_prefixes);
     return 0;
 }
@@ -4394,9 +4413,8 @@ static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwargs)
         Py_RETURN_NONE;
     }
     numbering_table_slot = slot_offset((PyTypeObject *)given_of("Numbering", given), "table");
-    numbering_counters_slot = slot_offset((PyTypeObject *)given_of("Numbering", given), "counters");
     uuid_int_slot = slot_offset((PyTypeObject *)given_of("UUID", given), "int");
-    if (numbering_table_slot < 0 || numbering_counters_slot < 0 || uuid_int_slot < 0)
+    if (numbering_table_slot < 0 || uuid_int_slot < 0)
         return NULL;
     for (Py_ssize_t i = 0; i < PARTS; i++) {
         if (parts[i].slot != NULL)
@@ -4442,7 +4460,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         || intern(&s_repr, "repr") < 0 || intern(&s_reason, "reason") < 0 || intern(&s_up, "up") < 0
         || intern(&s_items, "items") < 0 || intern(&s_frozen, "frozen") < 0 || intern(&s_int, "int") < 0
         || intern(&s_bytes, "bytes") < 0 || intern(&s_isoformat, "isoformat") < 0
-        || intern(&s_table, "table") < 0 || intern(&s_counters, "counters") < 0 || intern(&s_peek, "peek") < 0
+        || intern(&s_table, "table") < 0 || intern(&s_peek, "peek") < 0
         || intern(&s_rules, "rules") < 0 || intern(&s_uuid, "uuid") < 0 || intern(&s_timestamp, "timestamp") < 0
         || intern(&s_address, "address") < 0 || intern(&s_ts, "ts") < 0 || intern(&s_addr, "addr") < 0
         || intern(&s_reprs, "reprs") < 0

@@ -327,11 +327,12 @@ class Numbering:
     so "the same id was passed to both calls" stays pinned after normalization.
     """
 
-    __slots__ = ("counters", "table")
+    __slots__ = ("table",)
 
     def __init__(self) -> None:
+        # placeholder -> key -> number. Keys are only ever added, each with the next
+        # number, so a placeholder's last number is the size of its table.
         self.table: dict[str, dict[str | int, int]] = {}
-        self.counters: dict[str, int] = {}
 
     def number(self, placeholder: str, key: str | int) -> int:
         known = self.table.get(placeholder)
@@ -339,9 +340,7 @@ class Numbering:
             known = self.table[placeholder] = {}
         found = known.get(key)
         if found is None:
-            found = self.counters.get(placeholder, 0) + 1
-            self.counters[placeholder] = found
-            known[key] = found
+            found = known[key] = len(known) + 1
         return found
 
     def peek(self, placeholder: str, key: str | int) -> int:
