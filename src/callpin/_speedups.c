@@ -2928,22 +2928,23 @@ static PyTypeObject EncoderType = {
  * flag, which ThreadState shows to Python. */
 
 /* The per-thread flag of journal.ThreadState: set while this thread runs callpin's
- * own event path, where a spied call passes through unrecorded. One TSS key for the
- * process, created at import; its value is per thread (non-NULL means inside). */
-static Py_tss_t inside_key = Py_tss_NEEDS_INIT;
+ * own event path, where a spied call passes through unrecorded. A C thread-local: each
+ * Python thread runs on its own OS thread, and reading or setting it is a few
+ * instructions (a TSS key took two library calls per recorded call). */
+#if defined(_MSC_VER)
+static __declspec(thread) char inside_flag;
+#else
+static _Thread_local char inside_flag;
+#endif
 
 static inline int inside_get(void)
 {
-    return PyThread_tss_get(&inside_key) != NULL;
+    return inside_flag;
 }
 
-static int inside_set(int inside)
+static inline void inside_set(int inside)
 {
-    if (PyThread_tss_set(&inside_key, inside ? (void *)&inside_key : NULL) != 0) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
+    inside_flag = (char)(inside != 0);
 }
 
 typedef struct {
@@ -2967,7 +2968,10 @@ static int ThreadState_set_inside(PyObject *self, PyObject *value, void *closure
         return -1;
     }
     inside = PyObject_IsTrue(value);
-    return inside < 0 ? -1 : inside_set(inside);
+    if (inside < 0)
+        return -1;
+    inside_set(inside);
+    return 0;
 }
 
 static PyGetSetDef ThreadState_getset[] = {
@@ -3455,8 +3459,7 @@ static int spy_emit(Spy *self, int kind, const Arguments *a, PyObject *value, Py
     int r = -1, open;
     if (inside_get())
         return 0;
-    if (inside_set(1) < 0)
-        return -1;
+    inside_set(1);
     if (raised != NULL && (error = PyObject_CallOneArg(self->describe_error, raised)) == NULL)
         goto done;
     /* Keyword order at a call site carries no meaning (see journal.sorted_keywords). */
@@ -3491,8 +3494,7 @@ done:
     Py_XDECREF(thread);
     Py_XDECREF(error);
     release_pairs(pairs, storage, npairs);
-    if (inside_set(0) < 0)
-        r = -1;
+    inside_set(0);
     return r;
 }
 
@@ -3529,6 +3531,18 @@ static void spy_raised(Spy *self, PyObject *depth)
     Py_DECREF(exc);
 }
 
+/* depth + 1 for an exact int: a small int is the interpreter's own (no allocation). */
+static PyObject *next_depth(PyObject *depth)
+{
+    int overflow;
+    long value = PyLong_AsLongAndOverflow(depth, &overflow);
+    if (value == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow || value == LONG_MAX)
+        return PyNumber_Add(depth, py_one);
+    return PyLong_FromLong(value + 1);
+}
+
 /* The first half of journal.Spy.__call__: 1 when the call is recorded (its call event
  * appended, the depth one deeper: `*depth` and `*token` are set for spy_leave), 0 when it
  * passes through unrecorded (callpin's own event path, or the recording is not open),
@@ -3552,7 +3566,7 @@ static int spy_enter(Spy *self, const Arguments *a, PyObject *receiver, PyObject
         Py_DECREF(*depth);
         return -1;
     }
-    deeper = PyNumber_Add(*depth, py_one);
+    deeper = PyLong_CheckExact(*depth) ? next_depth(*depth) : PyNumber_Add(*depth, py_one);
     *token = deeper == NULL ? NULL : PyContextVar_Set(self->depth, deeper);
     Py_XDECREF(deeper);
     if (*token == NULL) {
@@ -4479,10 +4493,6 @@ PyMODINIT_FUNC PyInit__speedups(void)
     }
     if ((py_zero = PyLong_FromLong(0)) == NULL || (py_one = PyLong_FromLong(1)) == NULL)
         return NULL;
-    if (!PyThread_tss_is_created(&inside_key) && PyThread_tss_create(&inside_key) != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "cannot create the thread-specific key of callpin._speedups");
-        return NULL;
-    }
     if (PyType_Ready(&EncoderType) < 0 || PyType_Ready(&ThreadStateType) < 0 || PyType_Ready(&LockType) < 0
         || PyType_Ready(&SpyType) < 0)
         return NULL;
