@@ -266,6 +266,40 @@ def test_an_object_over_the_budget_even_shallow_is_its_identity_and_the_next_obj
     assert decode(encoder.encode(nested)).fields == (("inner", ObjectState(f"{MOD}.Session", 2, ())),)
 
 
+def test_the_encoder_counts_the_objects_it_wrote_past_the_budget(encoder_class):
+    encoder = encoder_class(DEFAULT_RULES)
+    order = Session()
+    order.__dict__.update(reference="ord-1", owner=Heavy())
+    big = PreparedRequest("x" * codec.OBJECT_BUDGET)
+    encoder.encode([big, order, order, PreparedRequest("https://x/a")])
+    # As a secret's value (numbered by its raw bytes) an object is not written: not counted.
+    encoder.encode({"token": PreparedRequest("x" * codec.OBJECT_BUDGET)})
+    assert encoder.identities.past_budget == {
+        (f"{MOD}.PreparedRequest", "identity"): 1,
+        (f"{MOD}.Session", "shallow"): 2,
+    }
+
+
+def test_a_written_baseline_names_the_objects_it_does_not_pin_in_full(make_module, tmp_path):
+    module = make_module("past_budget_send", "def send(request):\n    return 1\n")
+    baseline = tmp_path / "send.cpin"
+    pinned = callpin.pin(baseline, spy=["past_budget_send.send"], mode="new")
+    with pinned as recording:
+        module.send(PreparedRequest("x" * codec.OBJECT_BUDGET))
+        module.send(PreparedRequest("https://x/a"))
+    assert recording.past_budget == {(f"{MOD}.PreparedRequest", "identity"): 1}
+    assert pinned.note == (
+        f"wrote {baseline} (2 events); objects over the {codec.OBJECT_BUDGET}-byte state budget:"
+        f" {MOD}.PreparedRequest by identity alone, nothing of its state pinned (1x);"
+        " register a form to pin what matters of them (docs/api.md)"
+    )
+    # Under the budget, the note is what it was.
+    again = callpin.pin(tmp_path / "small.cpin", spy=["past_budget_send.send"], mode="new")
+    with again:
+        module.send(PreparedRequest("https://x/a"))
+    assert again.note == f"wrote {tmp_path / 'small.cpin'} (1 event)"
+
+
 def test_objects_nested_past_the_object_depth_are_recorded_by_identity(encoder_class):
     value: Any = None
     for _ in range(codec.MAX_OBJECT_DEPTH + 1):

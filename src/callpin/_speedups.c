@@ -2382,10 +2382,19 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
         Py_ssize_t limit = e->max_objects;
         buf_init(&measured, storage, sizeof(storage));
         r = encode_raw(e, state, &measured, depth);
-        if (r == 0 && measured.len > e->object_budget) {
+        int shallow = r == 0 && measured.len > e->object_budget;
+        if (shallow) {
             e->max_objects = 1;
             measured.len = 0;
             r = encode_raw(e, state, &measured, depth);
+        }
+        if (r == 0 && shallow && e->mode == MODE_NORMAL) {
+            /* Identities.note_past_budget(type, how): told in normal mode only */
+            PyObject *noted = PyObject_CallMethod(e->identities, "note_past_budget", "Os", type,
+                                                  measured.len > e->object_budget ? "identity" : "shallow");
+            if (noted == NULL)
+                r = -1;
+            Py_XDECREF(noted);
         }
         if (r == 0) {
             if (measured.len > e->object_budget)

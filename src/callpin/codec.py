@@ -272,13 +272,24 @@ class Identities:
     the log is finished (`instances.clear()`), so its id cannot be reused by another
     object within the log. `instances` maps id to `(object, Instance)`, `counts` a type
     name to the numbers given (the C spies read and write both dicts as they are).
+
+    `past_budget` counts the outermost objects whose state was over `OBJECT_BUDGET`, by
+    type name and how they were written: `"shallow"` (their own values, the objects they
+    hold by identity) or `"identity"` (by identity alone: nothing of their state is
+    pinned). Both encoders tell it through `note_past_budget`, in normal mode only.
     """
 
-    __slots__ = ("counts", "instances")
+    __slots__ = ("counts", "instances", "past_budget")
 
     def __init__(self) -> None:
         self.instances: dict[int, tuple[object, Instance]] = {}
         self.counts: dict[str, int] = {}
+        self.past_budget: dict[tuple[str, str], int] = {}
+
+    def note_past_budget(self, type_name: str, how: str) -> None:
+        """One more object of `type_name` written `how` ("shallow" or "identity") past the budget."""
+        key = (type_name, how)
+        self.past_budget[key] = self.past_budget.get(key, 0) + 1
 
     def instance(self, obj: object, type_name: str | None = None, peek: bool = False) -> Instance:
         """The `Instance` of `obj`, numbered on its first appearance (with `peek`: number 0 when new)."""
@@ -978,10 +989,14 @@ class Encoder:
         # over, by identity alone.
         measured = self._encode_in_mode(state, _RAW, depth)
         try:
-            if len(measured) > OBJECT_BUDGET:
+            shallow = len(measured) > OBJECT_BUDGET
+            if shallow:
                 self._object_depth = 1
                 measured = self._encode_in_mode(state, _RAW, depth)
-            if len(measured) > OBJECT_BUDGET:
+            alone = len(measured) > OBJECT_BUDGET
+            if shallow and self._mode == _NORMAL:
+                self.identities.note_past_budget(form.type, "identity" if alone else "shallow")
+            if alone:
                 self._instance(instance, out, depth)
             elif self._mode == _RAW:
                 out += measured

@@ -6,6 +6,7 @@ import os
 import shlex
 from typing import Any, Protocol
 
+from .codec import OBJECT_BUDGET
 from .diff import Diff, check_options, diff
 from .errors import BaselineMissing, Drift, LogFormatError, ModeRefused, RulesMismatch, UsageError
 from .logfile import Log, load
@@ -20,6 +21,11 @@ MODES = ("check", "new", "update")
 MODE_VARIABLE = "CALLPIN_MODE"
 PROBE_VARIABLE = "CALLPIN_PROBE"
 _FALSE = ("", "0", "false", "no", "off")
+# How an object over the state budget was written (codec.Identities.past_budget).
+_PAST_BUDGET = {
+    "shallow": "written shallow, the objects it holds by identity",
+    "identity": "by identity alone, nothing of its state pinned",
+}
 
 
 def ci_active() -> bool:
@@ -143,7 +149,9 @@ class Pin:
     """The context manager `pin()` returns: a `Recording` compared with a baseline on exit.
 
     After the block, `outcome` is one of `same`, `written`, `updated`, `drifted`,
-    `missing` (or None when the block raised), `diff` is the comparison made, and
+    `missing` (or None when the block raised), `note` the line the pytest plugin's pin
+    report shows for it (what was written or updated, and the objects over the state
+    budget the log does not pin in full), `diff` is the comparison made, and
     `received` the received log written (None when there is none).
     """
 
@@ -173,6 +181,7 @@ class Pin:
         self.diff_lines = DIFF_LINES if diff_lines is None else diff_lines
         self.recording = Recording(None, spy=spy, **record_options)
         self.outcome: str | None = None
+        self.note: str | None = None
         self.diff: Diff | None = None
         self.received: str | None = None
 
@@ -193,6 +202,7 @@ class Pin:
 
     def _report(self, outcome: str, note: str | None = None) -> None:
         self.outcome = outcome
+        self.note = note
         if self._observer is not None:
             self._observer.pinned(self.path, outcome, note)
 
@@ -220,7 +230,7 @@ class Pin:
                 self._report("missing")
                 raise BaselineMissing(self.shown, self._create_hint(), received=received, review=self._review_hint())
             self._write()
-            self._report("written", f"wrote {self.shown} ({counted(len(new_log), 'event')})")
+            self._report("written", f"wrote {self.shown} ({counted(len(new_log), 'event')}){self._past_budget()}")
             return
         try:
             with open(self.path, "rb") as file:
@@ -259,7 +269,7 @@ class Pin:
         if self.mode == "update":
             self._write()
             how = " with new normalization rules" if new_rules else ""
-            self._report("updated", f"updated {self.shown}{how}: {summary_line(found)}")
+            self._report("updated", f"updated {self.shown}{how}: {summary_line(found)}{self._past_budget()}")
             return
         received = self._receive()
         self._report("drifted", f"drifted {self.shown}: {summary_line(found)}")
@@ -273,6 +283,19 @@ class Pin:
             return
         remove_received(self.path)
         self._report("same")
+
+    def _past_budget(self) -> str:
+        """What a written baseline does not pin: the objects over the state budget, if any."""
+        past = self.recording.past_budget
+        if not past:
+            return ""
+        shown = ", ".join(
+            f"{type_name} {_PAST_BUDGET[how]} ({count}x)" for (type_name, how), count in sorted(past.items())
+        )
+        return (
+            f"; objects over the {OBJECT_BUDGET}-byte state budget: {shown};"
+            " register a form to pin what matters of them (docs/api.md)"
+        )
 
     def _drift_message(self, found: Diff, received: str) -> str:
         text = render_text(found, limit=self.diff_lines or None)

@@ -188,6 +188,13 @@ class Recording:
                 self._events.append(decode_event(frames[index], index, self._decoder))
             return self._events[: len(frames)]
 
+    @property
+    def past_budget(self) -> dict[tuple[str, str], int]:
+        """Outermost objects whose state was over `codec.OBJECT_BUDGET`, counted by
+        `(type name, how)`: "shallow" (their own values pinned, the objects they hold by
+        identity) or "identity" (by identity alone: nothing of their state pinned)."""
+        return dict(self._journal.encoder.identities.past_budget)
+
     def log(self) -> Log:
         """The recording as a `Log`: the frames, rules, meta and fingerprint its file would have."""
         return Log.from_frames(self.frames, rules=self.rules, meta=self.meta)
