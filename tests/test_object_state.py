@@ -280,6 +280,15 @@ def test_the_encoder_counts_the_objects_it_wrote_past_the_budget(encoder_class):
     }
 
 
+
+def test_an_object_past_the_budget_in_a_set_is_counted_once(encoder_class):
+    # A set's elements are encoded once more to order them (numbering left as it is):
+    # that pass writes nothing to the log and counts nothing.
+    encoder = encoder_class(DEFAULT_RULES)
+    encoder.encode({PreparedRequest("x" * codec.OBJECT_BUDGET), 1})
+    assert encoder.identities.past_budget == {(f"{MOD}.PreparedRequest", "identity"): 1}
+
+
 def test_a_written_baseline_names_the_objects_it_does_not_pin_in_full(make_module, tmp_path):
     module = make_module("past_budget_send", "def send(request):\n    return 1\n")
     baseline = tmp_path / "send.cpin"

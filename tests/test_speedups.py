@@ -226,6 +226,20 @@ def test_a_replaced_numbering_continues_from_its_state():
     assert numbering.table["uuid"][KEY_VALUE] == 2
 
 
+def test_a_key_stored_with_none_is_numbered_as_numbering_does():
+    # Numbering.number reads a None entry as "not numbered yet": both encoders give it
+    # the next number (the table's size plus one, the None entry counted) and store it.
+    encoded, tables = [], []
+    for make in (PyEncoder, CEncoder):
+        encoder = make()
+        encoder.numbering.table = {"secret": {"abc": None}, "uuid": {KEY_VALUE: None}}
+        encoded.append(encoder.encode([{"token": "abc"}, uuid.UUID(KEY)]))
+        tables.append(encoder.numbering.table)
+    assert encoded[0] == encoded[1]
+    assert codec.decode(encoded[1]) == [{"token": codec.Placeholder("secret", 2)}, codec.Placeholder("uuid", 2)]
+    assert tables[0] == tables[1] == {"secret": {"abc": 2}, "uuid": {KEY_VALUE: 2}}
+
+
 def test_a_numbering_subclass_is_asked_through_its_methods():
     calls = []
 

@@ -573,6 +573,9 @@ static PyObject *numbering_lookup(Encoder *e, PyObject *placeholder, PyObject *k
     if (next == NULL)
         goto done;
     found = PyDict_SetDefault(known, key, next);
+    /* a key stored with None is not numbered yet, as Numbering.number reads it */
+    if (found == Py_None)
+        found = PyDict_SetItem(known, key, next) < 0 ? NULL : next;
     result = Py_XNewRef(found);
     Py_DECREF(next);
     goto done;
@@ -2380,9 +2383,10 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
         char storage[512];
         Buf measured;
         Py_ssize_t limit = e->max_objects;
+        int shallow;
         buf_init(&measured, storage, sizeof(storage));
         r = encode_raw(e, state, &measured, depth);
-        int shallow = r == 0 && measured.len > e->object_budget;
+        shallow = r == 0 && measured.len > e->object_budget;
         if (shallow) {
             e->max_objects = 1;
             measured.len = 0;
