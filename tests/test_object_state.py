@@ -280,7 +280,6 @@ def test_the_encoder_counts_the_objects_it_wrote_past_the_budget(encoder_class):
     }
 
 
-
 def test_an_object_past_the_budget_in_a_set_is_counted_once(encoder_class):
     # A set's elements are encoded once more to order them (numbering left as it is):
     # that pass writes nothing to the log and counts nothing.
