@@ -33,6 +33,7 @@ from callpin.codec import (
     unregister,
 )
 from callpin.errors import CorruptLog, LimitExceeded, UsageError
+from callpin.event import decode_event
 from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule, secret_keys
 
 
@@ -800,6 +801,51 @@ def test_a_plain_name_written_again_is_forgotten_with_the_rules(encoder_class):
     assert decode(encoder.encode({"x": "1"})) == {"x": "1"}
     encoder.rules = DEFAULT_RULES.with_rules([secret_keys(r"^x$", "x_keys")])
     assert decode(encoder.encode({"x": "1"})) == {"x": codec.Placeholder("secret", 1)}
+
+
+def test_an_event_frame_kept_under_one_rule_set_is_written_anew_under_the_next(encoder_class):
+    # The label is a kept text under the default rules, so its frame is kept too; a rule
+    # set that changes the label must write it changed from then on.
+    encoder = encoder_class(DEFAULT_RULES)
+    for _ in range(2):
+        encoder.encode_event(0, "charge_card", ("a",), {}, None, None, 1, 0)
+        encoder.encode_event(1, "charge_card", (), {}, None, None, 1, 0)
+    renamed = DEFAULT_RULES.with_rules([rule(r"card", "card_word")])
+    encoder.rules = renamed
+    fresh = encoder_class(renamed)
+    for kind, args in ((0, ("a",)), (1, ())):
+        event = (kind, "charge_card", args, {}, None, None, 1, 0)
+        assert encoder.encode_event(*event) == fresh.encode_event(*event)
+    assert decode_event(fresh.encode_event(1, "charge_card", (), {}, None, None, 1, 0), 0, codec.Decoder()).label == (
+        "charge_<card_word:1>"
+    )
+
+
+def test_an_event_written_around_a_kept_frame_is_the_event_written_in_full():
+    encoder = codec.Encoder()
+    key = uuid.uuid4()
+    first = encoder.encode_event(0, "charge_card", ("card_A", 1500), {"idempotency_key": key}, None, None, 1, 0)
+    assert (0, "charge_card", 1, 0) in encoder._frames
+    second = encoder.encode_event(0, "charge_card", ("card_B",), {"idempotency_key": uuid.uuid4()}, None, None, 1, 0)
+    returned = encoder.encode_event(1, "charge_card", (), {}, None, None, 1, 0)
+    returned_again = encoder.encode_event(1, "charge_card", (), {}, None, None, 1, 0)
+    assert (1, "charge_card", 1, 0) in encoder._frames
+    # The same events from an encoder that keeps no frame (each label is new to it).
+    full = codec.Encoder()
+    full._frames = _Forgetful()
+    assert [
+        full.encode_event(0, "charge_card", ("card_A", 1500), {"idempotency_key": key}, None, None, 1, 0),
+        full.encode_event(0, "charge_card", ("card_B",), {"idempotency_key": uuid.uuid4()}, None, None, 1, 0),
+        full.encode_event(1, "charge_card", (), {}, None, None, 1, 0),
+        full.encode_event(1, "charge_card", (), {}, None, None, 1, 0),
+    ] == [first, second, returned, returned_again]
+
+
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A frame table that keeps nothing."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
 
 
 # -- what the C encoder takes --------------------------------------------------------------

@@ -407,6 +407,20 @@ def test_the_lock_is_a_context_manager_like_threading_lock():
 
 
 @needs_c
+def test_the_lock_is_taken_and_released_by_its_methods_like_threading_lock():
+    # The pure-Python spy's emit takes the lock so, whichever lock the journal holds.
+    lock = _impl.Lock()
+    assert lock.acquire() is True
+    assert lock.locked() is True
+    assert lock.release() is None
+    assert lock.locked() is False
+    with pytest.raises(RuntimeError, match="release unlocked lock"):
+        lock.release()
+    with pytest.raises(TypeError):
+        lock.acquire(False)  # type: ignore[call-arg]
+
+
+@needs_c
 @pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs signal.pthread_kill")
 def test_a_signal_handler_that_raises_ends_a_wait_for_the_lock():
     lock = _impl.Lock()

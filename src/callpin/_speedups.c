@@ -3005,7 +3005,8 @@ static PyTypeObject ThreadStateType = {
     .tp_getset = ThreadState_getset,
 };
 
-/* A recording's lock: threading.Lock's `with` behaviour, and taken directly by the C
+/* A recording's lock: threading.Lock's `with`, acquire() and release() (without
+ * acquire's arguments), and taken directly by the C
  * spies. Every read and write of `locked` and `waiters` happens with the GIL held, so
  * the GIL makes them atomic and an uncontended take or give is two stores, with no
  * system call. A thread that finds the lock taken (its holder is running Python code,
@@ -3090,16 +3091,22 @@ static PyObject *Lock_enter(Lock *self, PyObject *unused)
     Py_RETURN_TRUE;
 }
 
-static PyObject *Lock_exit(Lock *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *Lock_release(Lock *self, PyObject *unused)
 {
-    (void)args;
-    (void)nargs;
+    (void)unused;
     if (!self->locked) {
         PyErr_SetString(PyExc_RuntimeError, "release unlocked lock");
         return NULL;
     }
     lock_give(self);
     Py_RETURN_NONE;
+}
+
+static PyObject *Lock_exit(Lock *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    return Lock_release(self, NULL);
 }
 
 static PyObject *Lock_locked(Lock *self, PyObject *unused)
@@ -3111,6 +3118,8 @@ static PyObject *Lock_locked(Lock *self, PyObject *unused)
 static PyMethodDef Lock_methods[] = {
     {"__enter__", (PyCFunction)Lock_enter, METH_NOARGS, "Take the lock, waiting with the GIL released."},
     {"__exit__", (PyCFunction)(void (*)(void))Lock_exit, METH_FASTCALL, "Release the lock."},
+    {"acquire", (PyCFunction)Lock_enter, METH_NOARGS, "Take the lock, waiting with the GIL released; True."},
+    {"release", (PyCFunction)Lock_release, METH_NOARGS, "Release the lock."},
     {"locked", (PyCFunction)Lock_locked, METH_NOARGS, "Whether the lock is held."},
     {NULL},
 };
@@ -3119,8 +3128,9 @@ static PyTypeObject LockType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "callpin._speedups.Lock",
     .tp_doc = PyDoc_STR("Lock()\n--\n\n"
-                        "The lock of one recording's event sequence, used with `with` as a\n"
-                        "threading.Lock is, and taken directly by its C spies."),
+                        "The lock of one recording's event sequence, used with `with` or\n"
+                        "acquire() and release() as a threading.Lock is, and taken directly\n"
+                        "by its C spies."),
     .tp_basicsize = sizeof(Lock),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = Lock_new,

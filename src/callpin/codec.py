@@ -687,6 +687,9 @@ _NORMAL, _SHAPE, _RAW = 0, 1, 2
 # then written with one lookup. Short texts only, and a bounded number per encoder.
 _PLAIN_LONGEST = 64
 _PLAIN_KEPT = 4096
+# The event frames kept by (kind, label, thread, depth), for events whose value and error
+# are None (every call event and a return of None): see encode_event.
+_FRAMES_KEPT = 4096
 
 # The start of a placeholder's payload, `[name, `, for the placeholders values are
 # replaced with outside of text (text rules go through normalize_text).
@@ -736,6 +739,9 @@ class Encoder:
         # whether the value under each name asked about is redacted (see _secret_key).
         self._plain: dict[str, bytes] = {}
         self._secret_names: dict[str, bool] = {}
+        # The bytes around the args and kwargs of events whose value and error are None,
+        # by (kind, label, thread, depth): see encode_event.
+        self._frames: dict[tuple[int, str, int, int], tuple[bytes, bytes, bytes]] = {}
 
     # -- public --------------------------------------------------------------------
 
@@ -756,7 +762,21 @@ class Encoder:
         thread: int,
         depth: int,
     ) -> bytes:
-        """One event frame: `[kind, label, args, kwargs, value, error, thread, depth]`."""
+        """One event frame: `[kind, label, args, kwargs, value, error, thread, depth]`.
+
+        An event whose value and error are None (every call, a return of None) is written
+        around its args and kwargs from the bytes kept for its kind, label, thread and
+        depth, when its label is a kept text (its bytes then never change while the rules
+        stay); with no args and kwargs either, the whole frame is kept.
+        """
+        kept = None
+        if value is None and error is None and type(label) is str:
+            kept = self._frames.get((kind, label, thread, depth))
+        if kept is not None and type(kind) is int and type(thread) is int and type(depth) is int:
+            kept_head, kept_tail, kept_empty = kept
+            if type(args) is tuple and not args and type(kwargs) is dict and not kwargs:
+                return kept_empty
+            return self._framed(kept_head, args, kwargs, kept_tail)
         # The int fields of an event are small: one byte each, written here without
         # the general packing (which the rest still get).
         out = bytearray((FRAME_HEAD,))
@@ -765,29 +785,9 @@ class Encoder:
         else:
             _pack_field_int(kind, out)
         self._str(label, out)
-        # The args field is an array and the kwargs field a map whatever the values do:
-        # a value that cannot be encoded is a marker in its own place (see _field).
-        # Written as a list and a dict are, or, when that fails as a whole (where _value
-        # would have written one marker for the field), item by item. Empty ones (every
-        # return, raise and mark) are one byte.
-        items = list(args)
-        if not items:
-            out.append(0x90)
-        elif len(items) > MAX_ITEMS or not self._whole_field(self._args, items, out):
-            self._items_field(items, out)
-        if type(kwargs) is not dict:
-            start = len(out)
-            self._field(kwargs, out)
-            written = _MAP_HEAD[out[start]]
-            if not written:
-                del out[start:]
-        elif kwargs:
-            written = self._whole_field(self._dict, kwargs, out)
-        else:
-            out.append(0x80)
-            written = True
-        if not written:
-            self._pairs_field(kwargs, out)
+        head = len(out)
+        self._call_fields(args, kwargs, out)
+        tail = len(out)
         if value is None:
             out.append(0xC0)
         else:
@@ -806,7 +806,58 @@ class Encoder:
             out.append(depth)
         else:
             _pack_field_int(depth, out)
+        frame = bytes(out)
+        if (
+            value is None
+            and error is None
+            and type(kind) is int
+            and type(thread) is int
+            and type(depth) is int
+            and type(label) is str
+            and label in self._plain  # its bytes are the same for every event
+            and len(self._frames) < _FRAMES_KEPT
+        ):
+            self._frames[(kind, label, thread, depth)] = (
+                frame[:head],
+                frame[tail:],
+                frame[:head] + b"\x90\x80" + frame[tail:],
+            )
+        return frame
+
+    def _framed(self, head: bytes, args: Iterable[Any], kwargs: dict[str, Any], tail: bytes) -> bytes:
+        """An event from its kept head (up to the label) and tail (value to depth)."""
+        out = bytearray(head)
+        self._call_fields(args, kwargs, out)
+        out += tail
         return bytes(out)
+
+    def _call_fields(self, args: Iterable[Any], kwargs: dict[str, Any], out: bytearray) -> None:
+        """An event's args and kwargs fields.
+
+        The args field is an array and the kwargs field a map whatever the values do:
+        a value that cannot be encoded is a marker in its own place (see _field).
+        Written as a list and a dict are, or, when that fails as a whole (where _value
+        would have written one marker for the field), item by item. Empty ones (every
+        return, raise and mark) are one byte.
+        """
+        items = list(args)
+        if not items:
+            out.append(0x90)
+        elif len(items) > MAX_ITEMS or not self._whole_field(self._args, items, out):
+            self._items_field(items, out)
+        if type(kwargs) is not dict:
+            start = len(out)
+            self._field(kwargs, out)
+            written = _MAP_HEAD[out[start]]
+            if not written:
+                del out[start:]
+        elif kwargs:
+            written = self._whole_field(self._dict, kwargs, out)
+        else:
+            out.append(0x80)
+            written = True
+        if not written:
+            self._pairs_field(kwargs, out)
 
     def _field(self, obj: Any, out: bytearray, depth: int = 0) -> None:
         """One field's value at depth 0, or a marker in its place when even marking failed.

@@ -152,7 +152,10 @@ class Journal:
             error = None if raised is None else self.describe_error(raised)
             if len(kwargs) > 1:
                 kwargs = sorted_keywords(kwargs)
-            with self.lock:
+            # acquire and release, not `with`: half the time of the context manager's calls.
+            lock = self.lock
+            lock.acquire()
+            try:
                 if not self.open:
                     return
                 local = self.thread
@@ -165,6 +168,8 @@ class Journal:
                 if receiver is not None and not issubclass(type(receiver), type):
                     args = (self.instance(receiver), *args)
                 self.frames.append(self.encoder.encode_event(kind, label, args, kwargs, value, error, thread, depth))
+            finally:
+                lock.release()
         finally:
             state.inside = False
 

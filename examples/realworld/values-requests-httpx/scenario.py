@@ -9,7 +9,9 @@ own source with the pure-Python codec) stays within 2x; a one-field change of th
 argument is one changed op naming that field by its path; and neither the bearer token,
 the basic-auth password nor the credentials in httpx's base URL reach a log, in any form.
 A whole `requests.Response` marked is unstable (its pool's port, `elapsed`); the same
-mark through a registered form is not.
+mark through a registered form is not. A `PreparedRequest` whose body puts it over the
+state budget is written by identity alone, and the note of its written baseline says so,
+the same under both recorders.
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ LIBRARIES = {
         ("'authorization': <secret:1>", "userinfo=<secret:2>"),
     ),
 }
+# A PreparedRequest whose body puts it over the state budget, and what its pin's note says.
+UPLOAD_TESTS = "tests/test_upload.py"
+UPLOAD_BASELINE = "baselines/tests/test_upload/test_upload_counts_pins_the_adapter_call.cpin"
+UPLOAD_NOTE = (
+    "objects over the 4096-byte state budget: requests.models.PreparedRequest by identity alone,"
+    " nothing of its state pinned (1x)"
+)
 SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"), b"letmein")
 
 
@@ -166,11 +175,36 @@ def main() -> int:
             )
         )
 
+        print("-- a PreparedRequest over the state budget (a 9 KB body)")
+        notes = {}
+        for recorder, extra in (("C", {}), ("pure-Python", {"CALLPIN_PURE_PYTHON": "1"})):
+            budget = copy_project(folder, f"budget-{len(notes)}")
+            done = subprocess.run(
+                [*PYTEST, UPLOAD_TESTS, "--callpin-mode=new"],
+                cwd=budget,
+                env=environment(**extra),
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            notes[recorder] = [line for line in done.stdout.splitlines() if line.startswith("wrote ")]
+            print(f"{recorder} recorder: {' '.join(notes[recorder]) or done.stdout[-300:]}")
+            notes[recorder].append((budget / UPLOAD_BASELINE).read_bytes().hex())
+        checks.append(
+            (
+                "the note of the upload's baseline names the request not pinned in full, under both recorders",
+                notes["C"] == notes["pure-Python"] and any(UPLOAD_NOTE in line for line in notes["C"]),
+            )
+        )
+        verdict, _ = probe(project, UPLOAD_TESTS)
+        print(f"probe {UPLOAD_TESTS}: {verdict}")
+        checks.append(("the upload's log is volatile nowhere", verdict == "VOLATILE: none"))
+
         written = [path for copy in (project, pure, changed) for path in copy.glob("baselines/**/*.cpin*")]
         leaked = [str(path.relative_to(folder)) for path in written if any(s in path.read_bytes() for s in SECRETS)]
         print(f"secrets looked for in {len(written)} logs; found in: {leaked or 'none'}")
         checks.append(
-            ("no token, password, URL credential or basic-auth header reaches a log", len(written) == 16 and not leaked)
+            ("no token, password, URL credential or basic-auth header reaches a log", len(written) == 19 and not leaked)
         )
     for name, held in checks:
         print(f"{'held' if held else 'FAILED'}: {name}")
