@@ -841,6 +841,73 @@ def test_an_event_written_around_a_kept_frame_is_the_event_written_in_full():
     ] == [first, second, returned, returned_again]
 
 
+def test_a_flat_call_around_a_kept_frame_is_written_without_the_general_path():
+    encoder = codec.Encoder()
+    event = (0, "charge_card", ("card_A", 1500, None, True), {"key": uuid.uuid4(), "n": -(2**63)}, None, None, 1, 0)
+    encoder.encode_event(*event)
+    encoder._framed = _refuse  # type: ignore[method-assign]
+    encoder._call_fields = _refuse  # type: ignore[method-assign]
+    again = encoder.encode_event(*event)
+    full = codec.Encoder()
+    full._frames = _Forgetful()
+    assert [full.encode_event(*event), full.encode_event(*event)][1] == again
+    assert decode_event(again, 0, codec.Decoder()).kwargs["key"] == codec.Placeholder("uuid", 1)
+    # A secret keyword's name written before as a value only: its redaction is asked first.
+    encoder = codec.Encoder()
+    encoder.encode_event(0, "login", ("token",), {}, None, None, 1, 0)
+    login = decode_event(
+        encoder.encode_event(0, "login", (), {"token": 1234}, None, None, 1, 0), 0, codec.Decoder()
+    )
+    assert login.kwargs == {"token": codec.Placeholder("secret", 1)}
+    # Sixteen args or keywords need a longer header than the flat path writes.
+    for args, kwargs in (((1,) * 16, {}), ((), {f"k{index:02}": index for index in range(16)})):
+        encoder = codec.Encoder()
+        encoder.encode_event(0, "charge_card", (), {}, None, None, 1, 0)
+        encoder.encode_event(0, "charge_card", args, kwargs, None, None, 1, 0)
+        assert (
+            decode_event(
+                encoder.encode_event(0, "charge_card", args, kwargs, None, None, 1, 0), 0, codec.Decoder()
+            ).args
+            == args
+        )
+
+
+def _refuse(*args: Any) -> None:
+    raise AssertionError("the general path was taken")
+
+
+_FLAT_UUIDS = [uuid.UUID(int=1), uuid.UUID(int=2**128 - 1), uuid.UUID("12345678-1234-5678-1234-567812345678")]
+_flat_values = st.one_of(
+    # Keyword names among the texts: a name written as a value before it is a keyword.
+    st.sampled_from(["card_A", "usd", "a-b", "2024-01-02T03:04:05Z", "x=1", "u@h", "", "token", "Password"]),
+    st.sampled_from([-33, -32, -1, 0, 127, 128, 255, 2**16, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1]),
+    st.none(),
+    st.booleans(),
+    st.sampled_from(_FLAT_UUIDS),
+    st.sampled_from([1.5, b"x", ("t",), ["l"]]),
+)
+_flat_events = st.tuples(
+    st.sampled_from([0, 1]),
+    st.sampled_from(["charge_card", "send"]),
+    st.lists(_flat_values, max_size=17).map(tuple),
+    st.dictionaries(st.sampled_from(["card", "token", "amount", "Password", "currency"]), _flat_values, max_size=4),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rules=st.sampled_from([DEFAULT_RULES, NO_RULES, RuleSet([normalize.UUID])]),
+    events=st.lists(_flat_events, min_size=2, max_size=8),
+)
+def test_flat_calls_around_kept_frames_are_the_events_written_in_full(rules, events):
+    kept, full = codec.Encoder(rules), codec.Encoder(rules)
+    full._frames = _Forgetful()
+    for kind, label, args, kwargs in events:
+        event = (kind, label, args, kwargs, None, None, 1, 0)
+        assert kept.encode_event(*event) == full.encode_event(*event)
+    assert kept.numbering.table == full.numbering.table
+
+
 class _Forgetful(dict):  # type: ignore[type-arg]
     """A frame table that keeps nothing."""
 

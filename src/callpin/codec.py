@@ -774,8 +774,12 @@ class Encoder:
             kept = self._frames.get((kind, label, thread, depth))
         if kept is not None and type(kind) is int and type(thread) is int and type(depth) is int:
             kept_head, kept_tail, kept_empty = kept
-            if type(args) is tuple and not args and type(kwargs) is dict and not kwargs:
-                return kept_empty
+            if type(args) is tuple and type(kwargs) is dict:
+                if not args and not kwargs:
+                    return kept_empty
+                flat = self._flat_call(kept_head, args, kwargs, kept_tail)
+                if flat is not None:
+                    return flat
             return self._framed(kept_head, args, kwargs, kept_tail)
         # The int fields of an event are small: one byte each, written here without
         # the general packing (which the rest still get).
@@ -823,6 +827,84 @@ class Encoder:
                 frame[:head] + b"\x90\x80" + frame[tail:],
             )
         return frame
+
+    def _flat_call(self, head: bytes, args: tuple[Any, ...], kwargs: dict[str, Any], tail: bytes) -> bytes | None:
+        """The event around a kept frame when its args and kwargs are flat; None when they are not.
+
+        Flat: fewer than 16 of each, every keyword a kept text whose value is known not to
+        be redacted, and every value a kept text, an int of the 64-bit forms, None, a bool
+        or a uuid. Those are written here as `_args` and `_dict` write them, without their
+        calls; anything else is left to them (None, and the event is written anew). In
+        the loops, the values of nearly every call; `_flat_scalar` the rest.
+        """
+        if len(args) > 15 or len(kwargs) > 15:
+            return None
+        plain = self._plain
+        secret_names = self._secret_names if self._redacting else None
+        pack = self._pack
+        out = bytearray(head)
+        out.append(0x90 | len(args))
+        for item in args:
+            cls = type(item)
+            if cls is str:
+                known = plain.get(item)
+                if known is None:
+                    return None
+                out += known
+            elif cls is int and -0x20 <= item < 0x80:
+                out.append(item & 0xFF)
+            elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
+                out += pack(item)
+            elif item is None:
+                out.append(0xC0)
+            elif not self._flat_scalar(item, out):
+                return None
+        out.append(0x80 | len(kwargs))
+        for key, item in kwargs.items():
+            known = plain.get(key) if type(key) is str else None
+            if known is None or (secret_names is not None and secret_names.get(key) is not False):
+                return None
+            out += known
+            cls = type(item)
+            if cls is str:
+                known = plain.get(item)
+                if known is None:
+                    return None
+                out += known
+            elif cls is int and -0x20 <= item < 0x80:
+                out.append(item & 0xFF)
+            elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
+                out += pack(item)
+            elif item is None:
+                out.append(0xC0)
+            elif not self._flat_scalar(item, out):
+                return None
+        out += tail
+        return bytes(out)
+
+    def _flat_scalar(self, item: Any, out: bytearray) -> bool:
+        """A bool or a uuid as `_value` writes it; False for any other value."""
+        cls = type(item)
+        if cls is bool:
+            out.append(0xC3 if item else 0xC2)
+            return True
+        if cls is _uuid.UUID and self._rules.uuid and self._mode == _NORMAL:
+            key = item.int
+            if type(key) is not int or not 0 <= key < _UUID_END:
+                return False
+            table = self.numbering.table
+            numbers = table.get("uuid")
+            if numbers is None:
+                numbers = table["uuid"] = {}
+            number = numbers.get(key)
+            if number is None:
+                number = numbers[key] = len(numbers) + 1
+            payload = _PLACEHOLDER_HEADS["uuid"] + self._pack(number)
+            out += _SMALL_EXT_HEAD[len(payload)]
+            out.append(EXT_PLACEHOLDER)
+            out += payload
+            return True
+        return False
 
     def _framed(self, head: bytes, args: Iterable[Any], kwargs: dict[str, Any], tail: bytes) -> bytes:
         """An event from its kept head (up to the label) and tail (value to depth)."""
