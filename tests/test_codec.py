@@ -855,10 +855,24 @@ def test_a_flat_call_around_a_kept_frame_is_written_without_the_general_path():
     # A secret keyword's name written before as a value only: its redaction is asked first.
     encoder = codec.Encoder()
     encoder.encode_event(0, "login", ("token",), {}, None, None, 1, 0)
-    login = decode_event(
-        encoder.encode_event(0, "login", (), {"token": 1234}, None, None, 1, 0), 0, codec.Decoder()
-    )
+    login = decode_event(encoder.encode_event(0, "login", (), {"token": 1234}, None, None, 1, 0), 0, codec.Decoder())
     assert login.kwargs == {"token": codec.Placeholder("secret", 1)}
+    # The kwargs map is on the cycle stack while its values are written, as in _dict.
+    looped: dict[str, Any] = {"a": 1}
+    looped["self"] = [looped]
+    encoder, full = codec.Encoder(), codec.Encoder()
+    full._frames = _Forgetful()
+    for _ in range(2):
+        assert encoder.encode_event(0, "loop", (), looped, None, None, 1, 0) == full.encode_event(
+            0, "loop", (), looped, None, None, 1, 0
+        )
+    # A value that raises in the flat path: the event is written by the general path,
+    # and nothing is left on the cycle stack.
+    encoder._call_value = _refuse  # type: ignore[method-assign]
+    assert encoder.encode_event(0, "loop", (), {"a": 1.5}, None, None, 1, 0) == full.encode_event(
+        0, "loop", (), {"a": 1.5}, None, None, 1, 0
+    )
+    assert encoder._stack == []
     # Sixteen args or keywords need a longer header than the flat path writes.
     for args, kwargs in (((1,) * 16, {}), ((), {f"k{index:02}": index for index in range(16)})):
         encoder = codec.Encoder()

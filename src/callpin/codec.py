@@ -829,13 +829,13 @@ class Encoder:
         return frame
 
     def _flat_call(self, head: bytes, args: tuple[Any, ...], kwargs: dict[str, Any], tail: bytes) -> bytes | None:
-        """The event around a kept frame when its args and kwargs are flat; None when they are not.
+        """The event around a kept frame, its args and kwargs written here in two loops.
 
-        Flat: fewer than 16 of each, every keyword a kept text whose value is known not to
-        be redacted, and every value a kept text, an int of the 64-bit forms, None, a bool
-        or a uuid. Those are written here as `_args` and `_dict` write them, without their
-        calls; anything else is left to them (None, and the event is written anew). In
-        the loops, the values of nearly every call; `_flat_scalar` the rest.
+        For fewer than 16 args and 16 keywords: the fields as `_args` and `_dict` write
+        them, the values of nearly every call (a kept text, an int of the 64-bit forms,
+        None) with no call, a bool or a uuid in `_call_value`, anything else by `_value`.
+        None when writing a value raised: the event is then written by the general path,
+        which marks it (see _call_fields).
         """
         if len(args) > 15 or len(kwargs) > 15:
             return None
@@ -844,67 +844,85 @@ class Encoder:
         pack = self._pack
         out = bytearray(head)
         out.append(0x90 | len(args))
-        for item in args:
-            cls = type(item)
-            if cls is str:
-                known = plain.get(item)
-                if known is None:
-                    return None
-                out += known
-            elif cls is int and -0x20 <= item < 0x80:
-                out.append(item & 0xFF)
-            elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
-                out += pack(item)
-            elif item is None:
-                out.append(0xC0)
-            elif not self._flat_scalar(item, out):
-                return None
-        out.append(0x80 | len(kwargs))
-        for key, item in kwargs.items():
-            known = plain.get(key) if type(key) is str else None
-            if known is None or (secret_names is not None and secret_names.get(key) is not False):
-                return None
-            out += known
-            cls = type(item)
-            if cls is str:
-                known = plain.get(item)
-                if known is None:
-                    return None
-                out += known
-            elif cls is int and -0x20 <= item < 0x80:
-                out.append(item & 0xFF)
-            elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
-                out += pack(item)
-            elif item is None:
-                out.append(0xC0)
-            elif not self._flat_scalar(item, out):
-                return None
+        stack = self._stack
+        height = len(stack)
+        try:
+            for item in args:
+                cls = type(item)
+                known = plain.get(item) if cls is str else None
+                if known is not None:
+                    out += known
+                elif cls is int and -0x20 <= item < 0x80:
+                    out.append(item & 0xFF)
+                elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
+                    out += pack(item)
+                elif item is None:
+                    out.append(0xC0)
+                else:
+                    self._call_value(item, out)
+            out.append(0x80 | len(kwargs))
+            # As _dict: the map is on the cycle stack while its keys and values are written.
+            stack.append(id(kwargs))
+            for key, item in kwargs.items():
+                if type(key) is str:
+                    known = plain.get(key)
+                    if known is None:
+                        self._value(key, out, 1)
+                    else:
+                        out += known
+                    secret = secret_names is not None and secret_names.get(key)
+                    if secret is None:
+                        secret = self._secret_key(key)
+                else:
+                    self._value(key, out, 1)
+                    secret = secret_names is not None and self._secret_key(key)
+                if secret:
+                    self._secret(item, out, 1)
+                    continue
+                cls = type(item)
+                known = plain.get(item) if cls is str else None
+                if known is not None:
+                    out += known
+                elif cls is int and -0x20 <= item < 0x80:
+                    out.append(item & 0xFF)
+                elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
+                    out += pack(item)
+                elif item is None:
+                    out.append(0xC0)
+                else:
+                    self._call_value(item, out)
+        except BaseException as exc:
+            del stack[height:]
+            if not isinstance(exc, Exception):
+                raise
+            exc.__traceback__ = None
+            return None
+        stack.pop()
         out += tail
         return bytes(out)
 
-    def _flat_scalar(self, item: Any, out: bytearray) -> bool:
-        """A bool or a uuid as `_value` writes it; False for any other value."""
+    def _call_value(self, item: Any, out: bytearray) -> None:
+        """A value of an args or kwargs field: a bool or a uuid written here as `_value` would, else by `_value`."""
         cls = type(item)
         if cls is bool:
             out.append(0xC3 if item else 0xC2)
-            return True
+            return
         if cls is _uuid.UUID and self._rules.uuid and self._mode == _NORMAL:
             key = item.int
-            if type(key) is not int or not 0 <= key < _UUID_END:
-                return False
-            table = self.numbering.table
-            numbers = table.get("uuid")
-            if numbers is None:
-                numbers = table["uuid"] = {}
-            number = numbers.get(key)
-            if number is None:
-                number = numbers[key] = len(numbers) + 1
-            payload = _PLACEHOLDER_HEADS["uuid"] + self._pack(number)
-            out += _SMALL_EXT_HEAD[len(payload)]
-            out.append(EXT_PLACEHOLDER)
-            out += payload
-            return True
-        return False
+            if type(key) is int and 0 <= key < _UUID_END:
+                table = self.numbering.table
+                numbers = table.get("uuid")
+                if numbers is None:
+                    numbers = table["uuid"] = {}
+                number = numbers.get(key)
+                if number is None:
+                    number = numbers[key] = len(numbers) + 1
+                payload = _PLACEHOLDER_HEADS["uuid"] + self._pack(number)
+                out += _SMALL_EXT_HEAD[len(payload)]
+                out.append(EXT_PLACEHOLDER)
+                out += payload
+                return
+        self._value(item, out, 1)
 
     def _framed(self, head: bytes, args: Iterable[Any], kwargs: dict[str, Any], tail: bytes) -> bytes:
         """An event from its kept head (up to the label) and tail (value to depth)."""
