@@ -886,6 +886,111 @@ def test_a_flat_call_around_a_kept_frame_is_written_without_the_general_path():
         )
 
 
+def _kept_and_full(rules: RuleSet = DEFAULT_RULES) -> tuple[codec.Encoder, codec.Encoder]:
+    """An encoder that keeps frames and one that keeps none, each with a frame for `loop` asked."""
+    kept, full = codec.Encoder(rules), codec.Encoder(rules)
+    full._frames = _Forgetful()
+    for encoder in (kept, full):
+        encoder.encode_event(0, "loop", (), {}, None, None, 1, 0)
+    return kept, full
+
+
+def test_a_call_around_a_kept_frame_past_a_lowered_item_limit_is_marked_as_in_full(monkeypatch):
+    monkeypatch.setattr(codec, "MAX_ITEMS", 2)
+    kept, full = _kept_and_full(NO_RULES)
+    event = (0, "loop", (1, 2, 3), {"a": 1, "b": 2, "c": 3}, None, None, 1, 0)
+    written = kept.encode_event(*event)
+    assert written == full.encode_event(*event)
+    decoded = decode_event(written, 0, codec.Decoder())
+    assert decoded.args == (Unencodable("builtins.list", "3 items exceed the limit of 2"),)
+    assert decoded.kwargs == {"**kwargs": Unencodable("builtins.dict", "3 items exceed the limit of 2")}
+
+
+class _NoModule(type):
+    @property
+    def __module__(cls) -> str:  # type: ignore[override]
+        raise ValueError("no module")
+
+
+class _Unmarkable(metaclass=_NoModule):
+    """A value whose marker cannot be written: its type's name raises."""
+
+    def __repr__(self) -> str:
+        raise ValueError("no repr")
+
+
+def test_a_field_that_fails_around_a_kept_frame_is_written_again_as_in_full():
+    # The args are written once and the kwargs field again item by item, as the general
+    # path does: an object's form runs as often, an object past the budget counts once.
+    calls: list[int] = []
+
+    class Counted:
+        def __init__(self) -> None:
+            self.data = "x" * 5000
+
+        def __getattribute__(self, name: str) -> Any:
+            if name == "__dict__":
+                calls.append(1)
+            return object.__getattribute__(self, name)
+
+    counted = Counted()
+    for args, kwargs in (((counted,), {"k": _Unmarkable()}), ((counted, _Unmarkable()), {"k": counted})):
+        written = []
+        for encoder in _kept_and_full(NO_RULES):
+            calls.clear()
+            written.append(encoder.encode_event(0, "loop", args, kwargs, None, None, 1, 0))
+            written.append(len(calls))
+            written.append(dict(encoder.identities.past_budget))
+            assert encoder._stack == []
+        assert written[:3] == written[3:]
+
+
+def test_an_event_written_while_a_value_is_takes_the_general_path():
+    # A registered form that writes an event of the same encoder, under a secret key: the
+    # inner event's redaction and the frame kept are those of the general path.
+    class Nested:
+        pass
+
+    results = []
+    for encoder in _kept_and_full():
+        # `token` is known to be a secret name: in the raw pass of a secret, it is not.
+        encoder.encode_event(0, "loop", (), {"token": "zzz"}, None, None, 1, 0)
+        inner: list[bytes] = []
+
+        def form(value: Nested, encoder: codec.Encoder = encoder, inner: list[bytes] = inner) -> str:
+            inner.append(encoder.encode_event(0, "loop", (), {"token": "abc"}, None, None, 1, 0))
+            return "nested"
+
+        codec.register(Nested, form)
+        try:
+            outer = encoder.encode({"password": Nested()})
+        finally:
+            codec.unregister(Nested)
+        results.append((outer, inner, encoder.numbering.table))
+    assert results[0] == results[1]
+
+
+def test_a_frame_written_under_rules_replaced_meanwhile_is_not_kept():
+    class Switch:
+        pass
+
+    written = []
+    for encoder in _kept_and_full():
+
+        def form(value: Switch, encoder: codec.Encoder = encoder) -> str:
+            encoder.rules = NO_RULES
+            return "switched"
+
+        codec.register(Switch, form)
+        try:
+            encoder.encode_event(0, "/tmp/x", (Switch(), "/tmp/x"), {}, None, None, 1, 0)
+        finally:
+            codec.unregister(Switch)
+        written.append(encoder.encode_event(0, "/tmp/x", (), {}, None, None, 1, 0))
+    assert written[0] == written[1]
+    assert decode_event(written[0], 0, codec.Decoder()).label == "/tmp/x"
+
+
 def _refuse(*args: Any) -> None:
     raise AssertionError("the general path was taken")
 

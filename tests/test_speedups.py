@@ -115,6 +115,12 @@ def test_the_encoder_reads_its_limits_when_it_is_created(monkeypatch):
     assert decode(CEncoder(NO_RULES).encode([1, 2, 3])) == [1, 2, 3]
 
 
+def test_args_and_kwargs_fields_past_the_item_limit_are_marked_alike(monkeypatch):
+    monkeypatch.setattr(codec, "MAX_ITEMS", 2)
+    event = (0, "l", (1, 2, 3), {"a": 1, "b": 2, "c": 3}, None, None, 1, 0)
+    assert CEncoder(NO_RULES).encode_event(*event) == PyEncoder(NO_RULES).encode_event(*event)
+
+
 def test_the_encoder_has_the_python_encoders_interface():
     encoder = CEncoder(rules=NO_RULES)
     assert encoder.rules is NO_RULES

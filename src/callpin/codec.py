@@ -769,17 +769,19 @@ class Encoder:
         depth, when its label is a kept text (its bytes then never change while the rules
         stay); with no args and kwargs either, the whole frame is kept.
         """
+        # The table of the rules this event starts under: assigned others while it is
+        # written (by a registered form), its frame goes to the table they replaced.
+        frames = self._frames
         kept = None
         if value is None and error is None and type(label) is str:
-            kept = self._frames.get((kind, label, thread, depth))
+            kept = frames.get((kind, label, thread, depth))
         if kept is not None and type(kind) is int and type(thread) is int and type(depth) is int:
             kept_head, kept_tail, kept_empty = kept
             if type(args) is tuple and type(kwargs) is dict:
                 if not args and not kwargs:
                     return kept_empty
-                flat = self._flat_call(kept_head, args, kwargs, kept_tail)
-                if flat is not None:
-                    return flat
+                if len(args) < 16 and len(kwargs) < 16 and len(args) <= MAX_ITEMS and len(kwargs) <= MAX_ITEMS:
+                    return self._flat_call(kept_head, args, kwargs, kept_tail)
             return self._framed(kept_head, args, kwargs, kept_tail)
         # The int fields of an event are small: one byte each, written here without
         # the general packing (which the rest still get).
@@ -819,33 +821,32 @@ class Encoder:
             and type(depth) is int
             and type(label) is str
             and label in self._plain  # its bytes are the same for every event
-            and len(self._frames) < _FRAMES_KEPT
+            and len(frames) < _FRAMES_KEPT
         ):
-            self._frames[(kind, label, thread, depth)] = (
+            frames[(kind, label, thread, depth)] = (
                 frame[:head],
                 frame[tail:],
                 frame[:head] + b"\x90\x80" + frame[tail:],
             )
         return frame
 
-    def _flat_call(self, head: bytes, args: tuple[Any, ...], kwargs: dict[str, Any], tail: bytes) -> bytes | None:
+    def _flat_call(self, head: bytes, args: tuple[Any, ...], kwargs: dict[str, Any], tail: bytes) -> bytes:
         """The event around a kept frame, its args and kwargs written here in two loops.
 
-        For fewer than 16 args and 16 keywords: the fields as `_args` and `_dict` write
-        them, the values of nearly every call (a kept text, an int of the 64-bit forms,
-        None) with no call, a bool or a uuid in `_call_value`, anything else by `_value`.
-        None when writing a value raised: the event is then written by the general path,
-        which marks it (see _call_fields).
+        For a tuple of args and a dict of kwargs, fewer than 16 of each and within
+        MAX_ITEMS: the fields exactly as `_call_fields` writes them, the values of nearly
+        every call (a kept text, an int of the 64-bit forms, None) with no call, a bool or
+        a uuid in `_call_value`, anything else by `_value`. A field whose writing raised
+        is written again item by item, as `_call_fields` does. An event written while
+        another value is (a registered form that records) takes the general path.
         """
-        if len(args) > 15 or len(kwargs) > 15:
-            return None
+        if self._stack or self._mode != _NORMAL:
+            return self._framed(head, args, kwargs, tail)
         plain = self._plain
         secret_names = self._secret_names if self._redacting else None
         pack = self._pack
         out = bytearray(head)
         out.append(0x90 | len(args))
-        stack = self._stack
-        height = len(stack)
         try:
             for item in args:
                 cls = type(item)
@@ -860,9 +861,16 @@ class Encoder:
                     out.append(0xC0)
                 else:
                     self._call_value(item, out)
-            out.append(0x80 | len(kwargs))
-            # As _dict: the map is on the cycle stack while its keys and values are written.
-            stack.append(id(kwargs))
+        except Exception as exc:
+            exc.__traceback__ = None
+            del out[len(head) :]
+            self._items_field(list(args), out)
+        start = len(out)
+        out.append(0x80 | len(kwargs))
+        # As _dict: the map is on the cycle stack while its keys and values are written.
+        stack = self._stack
+        stack.append(id(kwargs))
+        try:
             for key, item in kwargs.items():
                 if type(key) is str:
                     known = plain.get(key)
@@ -891,13 +899,15 @@ class Encoder:
                     out.append(0xC0)
                 else:
                     self._call_value(item, out)
-        except BaseException as exc:
-            del stack[height:]
-            if not isinstance(exc, Exception):
-                raise
+            written = True
+        except Exception as exc:
             exc.__traceback__ = None
-            return None
-        stack.pop()
+            written = False
+        finally:
+            stack.pop()
+        if not written:
+            del out[start:]
+            self._pairs_field(kwargs, out)
         out += tail
         return bytes(out)
 
@@ -1009,7 +1019,7 @@ class Encoder:
         """The args field when the list as a whole could not be encoded: each item in its place."""
         if len(items) > MAX_ITEMS:
             out.append(0x91)
-            self._field(Unencodable("list", f"{len(items)} items exceed the limit of {MAX_ITEMS}"), out)
+            self._field(Unencodable(qualified_name(list), f"{len(items)} items exceed the limit of {MAX_ITEMS}"), out)
             return
         _pack_array_header(len(items), out)
         for item in items:
@@ -1023,7 +1033,7 @@ class Encoder:
         if len(kwargs) > MAX_ITEMS:
             _pack_map_header(1, out)
             self._plain_str("**kwargs", out)
-            self._field(Unencodable("dict", f"{len(kwargs)} items exceed the limit of {MAX_ITEMS}"), out)
+            self._field(Unencodable(qualified_name(dict), f"{len(kwargs)} items exceed the limit of {MAX_ITEMS}"), out)
             return
         _pack_map_header(len(kwargs), out)
         for key, item in kwargs.items():
