@@ -13,3 +13,14 @@ def base_url():
     server, url = serve()
     yield url
     server.shutdown()
+
+
+# requests reads proxies and CA bundles from the environment: a pinned request must not.
+AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+
+
+@pytest.fixture
+def clean_environment(monkeypatch):
+    for name in AMBIENT:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)

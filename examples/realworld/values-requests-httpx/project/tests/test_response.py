@@ -9,14 +9,6 @@ import callpin
 from callpin import DEFAULT_RULES, RuleSet, rule
 
 RULES = RuleSet([*DEFAULT_RULES.rules, rule(r"127\.0\.0\.1:\d+", "local")])
-AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
-
-
-@pytest.fixture
-def clean_environment(monkeypatch):
-    for name in AMBIENT:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
 
 
 @pytest.fixture

@@ -3,20 +3,11 @@ callpin's 4,096-byte state budget. The pin still passes, and its note names the 
 does not pin in full."""
 
 import client
-import pytest
 
 from callpin import DEFAULT_RULES, RuleSet, rule
 
 RULES = RuleSet([*DEFAULT_RULES.rules, rule(r"127\.0\.0\.1:\d+", "local")])
-AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
 COUNTS = {f"SKU-{number:04d}": number % 97 for number in range(500)}
-
-
-@pytest.fixture
-def clean_environment(monkeypatch):
-    for name in AMBIENT:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
 
 
 def test_upload_counts_pins_the_adapter_call(callpin, base_url, clean_environment):
