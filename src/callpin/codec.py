@@ -920,17 +920,7 @@ class Encoder:
         if cls is _uuid.UUID and self._rules.uuid and self._mode == _NORMAL:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
-                table = self.numbering.table
-                numbers = table.get("uuid")
-                if numbers is None:
-                    numbers = table["uuid"] = {}
-                number = numbers.get(key)
-                if number is None:
-                    number = numbers[key] = len(numbers) + 1
-                payload = _PLACEHOLDER_HEADS["uuid"] + self._pack(number)
-                out += _SMALL_EXT_HEAD[len(payload)]
-                out.append(EXT_PLACEHOLDER)
-                out += payload
+                self._placeholder("uuid", key, out)
                 return
         self._value(item, out, 1)
 
