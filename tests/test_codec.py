@@ -658,6 +658,29 @@ def test_a_uuid_holding_an_int_subclass_shares_its_number_with_its_text(encoder_
     ]
 
 
+def _uuid_holding(number: Any) -> uuid.UUID:
+    value = uuid.UUID(int=1)
+    object.__setattr__(value, "int", number)  # what a careless subclass or a pickle could leave
+    return value
+
+
+@pytest.mark.parametrize(
+    ("number", "reason"),
+    [(1 << 128, "OverflowError"), (-5, "OverflowError"), (_Code.FIVE, None), ("abc", "TypeError"), (None, "TypeError")],
+)
+def test_a_uuid_whose_int_is_no_128_bit_int_is_unencodable_wherever_it_is_written(encoder_class, number, reason):
+    # As a value, in a set (numbered by shape first) and in a call's args and kwargs: the
+    # same marker from both encoders, never a number made from the uuid's text.
+    expected = codec.Placeholder("uuid", 1) if reason is None else Unencodable("uuid.UUID", reason)
+    encoder = encoder_class()
+    assert decode(encoder.encode(_uuid_holding(number))) == expected
+    assert decode(encoder_class().encode({_uuid_holding(number)})) == {expected}
+    frame = encoder_class().encode_event(
+        0, "l", [_uuid_holding(number)], {"k": _uuid_holding(number)}, None, None, 1, 0
+    )
+    assert decode(frame)[2:4] == [[expected], {"k": expected}]
+
+
 def test_a_uuid_and_its_text_in_one_event_share_a_number(encoder_class):
     key = uuid.UUID("12345678-9abc-4def-8123-456789abcdef")
     frame = encoder_class().encode_event(0, "l", [key], {"note": f"key {str(key).upper()}"}, None, None, 1, 0)

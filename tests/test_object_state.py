@@ -15,6 +15,7 @@ from callpin.fields import FieldChange
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES, NO_RULES
 from callpin.object_state import instance_state
+from clirun import run_in
 
 MOD = __name__
 
@@ -224,7 +225,7 @@ def test_an_object_is_written_with_its_state_at_each_appearance(encoder_class):
 
 def test_an_object_past_the_budget_is_recorded_by_identity(encoder_class):
     big = PreparedRequest("x" * codec.OBJECT_BUDGET)
-    assert state(big, encoder_class) == Instance(f"{MOD}.PreparedRequest", 1)
+    assert state(big, encoder_class) == Instance(f"{MOD}.PreparedRequest", 1, over_budget=True)
     just_in = PreparedRequest("x" * (codec.OBJECT_BUDGET - 200))
     assert isinstance(state(just_in, encoder_class), ObjectState)
 
@@ -246,8 +247,8 @@ def test_an_object_over_the_budget_because_of_objects_it_holds_keeps_its_own_val
         1,
         (
             ("amount", 1500),
-            ("lines", [Instance(heavy, 1), {"k": Instance(heavy, 2)}]),
-            ("owner", Instance(heavy, 3)),
+            ("lines", [Instance(heavy, 1, True), {"k": Instance(heavy, 2, True)}]),
+            ("owner", Instance(heavy, 3, True)),
             ("reference", "ord-1"),
         ),
     )
@@ -260,10 +261,35 @@ def test_an_object_over_the_budget_even_shallow_is_its_identity_and_the_next_obj
     encoder = encoder_class(NO_RULES)
     big = PreparedRequest("x" * codec.OBJECT_BUDGET)
     big.headers = Heavy()
-    assert decode(encoder.encode(big)) == Instance(f"{MOD}.PreparedRequest", 1)
+    assert decode(encoder.encode(big)) == Instance(f"{MOD}.PreparedRequest", 1, over_budget=True)
     nested = Session()
     nested.inner = Session()
     assert decode(encoder.encode(nested)).fields == (("inner", ObjectState(f"{MOD}.Session", 2, ())),)
+
+
+def test_an_object_cut_by_the_budget_says_so_in_the_log_and_one_by_identity_on_purpose_does_not(encoder_class):
+    # ext 23 where the budget cut an object, ext 20 for a receiver, an object past the
+    # object depth or one registered by identity: `show` and the diff tell them apart.
+    big = PreparedRequest("x" * codec.OBJECT_BUDGET)
+    encoded = encoder_class(NO_RULES).encode(big)
+    assert encoded[:3] == bytes((0xC7, len(encoded) - 3, codec.EXT_OVER_BUDGET))
+    assert repr(decode(encoded)) == "<PreparedRequest#1, over the state budget>"
+    # (test_objects_nested_past_the_object_depth_are_recorded_by_identity: past the depth, ext 20)
+    callpin.register(Session, callpin.identity)
+    try:
+        encoded = encoder_class(NO_RULES).encode(Session())
+    finally:
+        callpin.unregister(Session)
+    assert encoded[2] == codec.EXT_INSTANCE
+    assert repr(decode(encoded)) == "<Session#1>"
+
+
+def test_an_instance_cut_by_the_budget_reads_back_and_writes_the_same_bytes(encoder_class):
+    order = Session()
+    order.__dict__.update(reference="ord-1", owner=Heavy())
+    for value in (PreparedRequest("x" * codec.OBJECT_BUDGET), order):
+        encoded = encoder_class(DEFAULT_RULES).encode(value)
+        assert encoder_class(NO_RULES).encode(decode(encoded)) == encoded
 
 
 def test_the_encoder_counts_the_objects_it_wrote_past_the_budget(encoder_class):
@@ -306,6 +332,20 @@ def test_a_written_baseline_names_the_objects_it_does_not_pin_in_full(make_modul
     with again:
         module.send(PreparedRequest("https://x/a"))
     assert again.note == f"wrote {tmp_path / 'small.cpin'} (1 event)"
+
+
+def test_show_and_diff_say_where_the_budget_cut_an_object(make_module, tmp_path):
+    module = make_module("cut_send", "def send(request):\n    return 1\n")
+    with callpin.pin(tmp_path / "old.cpin", spy=["cut_send.send"], mode="new"):
+        module.send(PreparedRequest("x" * codec.OBJECT_BUDGET))
+    with callpin.pin(tmp_path / "new.cpin", spy=["cut_send.send"], mode="new"):
+        module.send(PreparedRequest("https://x/a"))
+    code, shown, _ = run_in(tmp_path, "show", "old.cpin")
+    assert code == 0
+    assert "cut_send.send(<PreparedRequest#1, over the state budget>)" in shown
+    code, diffed, _ = run_in(tmp_path, "diff", "old.cpin", "new.cpin")
+    assert code == 1
+    assert "args[0]: <PreparedRequest#1, over the state budget> → PreparedRequest#1(" in diffed
 
 
 def test_objects_nested_past_the_object_depth_are_recorded_by_identity(encoder_class):

@@ -75,8 +75,10 @@ DECODED: dict[str, Any] = {
             f"{MOD}.Request", 2, (("method", "POST"), ("headers", {"Accept": "*/*"}), ("url", "https://example.com/b"))
         ),
     ],
-    "object-past-budget": Instance(f"{MOD}.Request", 1),
-    "object-past-budget-shallow": ObjectState(f"{MOD}.Chain", 1, (("inner", Instance(f"{MOD}.Request", 1)),)),
+    "object-past-budget": Instance(f"{MOD}.Request", 1, over_budget=True),
+    "object-past-budget-shallow": ObjectState(
+        f"{MOD}.Chain", 1, (("inner", Instance(f"{MOD}.Request", 1, over_budget=True)),)
+    ),
     "object-nested-past-depth": ObjectState(
         f"{MOD}.Chain",
         1,

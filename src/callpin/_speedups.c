@@ -30,7 +30,7 @@ enum {
     EXT_UUID = 6, EXT_DATETIME = 7, EXT_DATE = 8, EXT_TIME = 9, EXT_TIMEDELTA = 10,
     EXT_PATH = 11, EXT_ENUM = 12, EXT_RECORD = 13, EXT_EXCEPTION = 14,
     EXT_PLACEHOLDER = 15, EXT_CYCLE = 16, EXT_OPAQUE = 17, EXT_SURROGATE_STR = 18,
-    EXT_UNENCODABLE = 19, EXT_INSTANCE = 20, EXT_CUSTOM = 21, EXT_OBJECT = 22,
+    EXT_UNENCODABLE = 19, EXT_INSTANCE = 20, EXT_CUSTOM = 21, EXT_OBJECT = 22, EXT_OVER_BUDGET = 23,
 };
 
 /* codec._NORMAL, _SHAPE, _RAW */
@@ -67,7 +67,7 @@ static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
     *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems, *t_object_state;
 
 /* Interned attribute and key names: immutable once made at import. */
-static PyObject *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
+static PyObject *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
     *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
@@ -358,6 +358,7 @@ typedef struct {
     Py_ssize_t objects;      /* codec.Encoder._objects: object states enclosing the value */
     Py_ssize_t max_objects;  /* codec.MAX_OBJECT_DEPTH */
     Py_ssize_t object_budget; /* codec.OBJECT_BUDGET */
+    int shallow;             /* an object over the budget is written shallow (codec: _object_depth set) */
 } Encoder;
 
 static int enc_value(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth);
@@ -1794,7 +1795,8 @@ static int uuid_int_bytes(PyObject *obj, unsigned char *bytes)
 }
 
 /* codec.uuid_key: UUID.int when it is an int of 128 bits (new reference; an int
- * subclass's value as an exact int), NULL with no error set when it is not. */
+ * subclass's value as an exact int); NULL with OverflowError for an int out of that
+ * range, TypeError for a value that is not an int (the messages codec.uuid_key raises). */
 static PyObject *uuid_int_key(PyObject *obj)
 {
     PyObject *value = slot_get(obj, Py_IS_TYPE(obj, t_uuid) ? uuid_int_slot : 0, s_int);
@@ -1806,9 +1808,15 @@ static PyObject *uuid_int_key(PyObject *obj)
         if (value == NULL)
             return NULL;
     }
-    if (PyLong_CheckExact(value) && _PyLong_Sign(value) >= 0 && _PyLong_NumBits(value) <= 128)
+    if (!PyLong_CheckExact(value)) {
+        Py_DECREF(value);
+        PyErr_SetString(PyExc_TypeError, "UUID.int is not an int");
+        return NULL;
+    }
+    if (_PyLong_Sign(value) >= 0 && _PyLong_NumBits(value) <= 128)
         return value;
     Py_DECREF(value);
+    PyErr_SetString(PyExc_OverflowError, "UUID.int is not a 128-bit unsigned int");
     return NULL;
 }
 
@@ -1820,13 +1828,8 @@ static int write_uuid(Encoder *e, PyObject *obj, Buf *out)
     if (e->rule_uuid && e->mode != MODE_RAW) {
         PyObject *key = uuid_int_key(obj);
         int r;
-        if (key == NULL) {
-            if (PyErr_Occurred())
-                return -1;
-            key = PyObject_Str(obj);
-            if (key == NULL)
-                return -1;
-        }
+        if (key == NULL)
+            return -1;
         r = write_placeholder(e, s_uuid, key, out);
         Py_DECREF(key);
         return r;
@@ -2190,6 +2193,20 @@ static int write_name_number(PyObject *obj, PyObject *name, int code, Buf *out)
     return r < 0 ? -1 : ext_end(out, start, code);
 }
 
+/* codec.Encoder._instance: ext 20, or ext 23 when Instance.over_budget is true */
+static int write_instance(PyObject *obj, Buf *out)
+{
+    PyObject *flag = PyObject_GetAttr(obj, s_over_budget);
+    int over;
+    if (flag == NULL)
+        return -1;
+    over = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (over < 0)
+        return -1;
+    return write_name_number(obj, s_type, over ? EXT_OVER_BUDGET : EXT_INSTANCE, out);
+}
+
 /* codec.Encoder._cycle_value */
 static int write_cycle_value(PyObject *obj, Buf *out)
 {
@@ -2329,7 +2346,7 @@ static int write_handled(Encoder *e, PyObject *obj, int kind, Buf *out, Py_ssize
     case K_CYCLE: return write_cycle_value(obj, out);
     case K_OPAQUE: return write_opaque(e, obj, out);
     case K_UNENCODABLE: return write_two_names(obj, s_reason, EXT_UNENCODABLE, out);
-    case K_INSTANCE: return write_name_number(obj, s_type, EXT_INSTANCE, out);
+    case K_INSTANCE: return write_instance(obj, out);
     case K_ENUM: return write_two_names(obj, s_name, EXT_ENUM, out);
     case K_LIST: return write_list(e, obj, out, depth);
     case K_DICT: return write_dict(e, obj, out, depth);
@@ -2368,7 +2385,8 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
     if (instance == NULL)
         goto done;
     if (e->objects >= e->max_objects) {
-        r = write_name_number(instance, s_type, EXT_INSTANCE, out);
+        /* inside the state of an object written shallow, cut by the budget */
+        r = write_name_number(instance, s_type, e->shallow ? EXT_OVER_BUDGET : EXT_INSTANCE, out);
         goto done;
     }
     number = PyObject_GetAttr(instance, s_number);
@@ -2389,6 +2407,7 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
         shallow = r == 0 && measured.len > e->object_budget;
         if (shallow) {
             e->max_objects = 1;
+            e->shallow = 1;
             measured.len = 0;
             r = encode_raw(e, state, &measured, depth);
         }
@@ -2402,13 +2421,14 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
         }
         if (r == 0) {
             if (measured.len > e->object_budget)
-                r = write_name_number(instance, s_type, EXT_INSTANCE, out);
+                r = write_name_number(instance, s_type, EXT_OVER_BUDGET, out);
             else if (e->mode == MODE_RAW)
                 r = buf_put(out, measured.data, measured.len);
             else
                 r = write_object_state(e, state, out, depth);
         }
         e->max_objects = limit;
+        e->shallow = 0;
         buf_free(&measured);
         goto done;
     }
@@ -2634,6 +2654,7 @@ static int Encoder_init(Encoder *self, PyObject *args, PyObject *kwargs)
     if (self->identities == NULL)
         return -1;
     self->objects = 0;
+    self->shallow = 0;
     if (PyTuple_GET_SIZE(object_limits) != 2
         || (self->max_objects = PyLong_AsSsize_t(PyTuple_GET_ITEM(object_limits, 0))) < 0
         || (self->object_budget = PyLong_AsSsize_t(PyTuple_GET_ITEM(object_limits, 1))) < 0) {
@@ -4494,6 +4515,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     if (intern(&s_type, "type") < 0 || intern(&s_fields, "fields") < 0 || intern(&s_value, "value") < 0
         || intern(&s_name, "name") < 0 || intern(&s_args, "args") < 0 || intern(&s_number, "number") < 0
+        || intern(&s_over_budget, "over_budget") < 0
         || intern(&s_repr, "repr") < 0 || intern(&s_reason, "reason") < 0 || intern(&s_up, "up") < 0
         || intern(&s_items, "items") < 0 || intern(&s_frozen, "frozen") < 0 || intern(&s_int, "int") < 0
         || intern(&s_bytes, "bytes") < 0 || intern(&s_isoformat, "isoformat") < 0

@@ -54,6 +54,7 @@ EXT_UNENCODABLE = 19
 EXT_INSTANCE = 20
 EXT_CUSTOM = 21
 EXT_OBJECT = 22
+EXT_OVER_BUDGET = 23
 
 # Objects recorded by their state (docs/FORMAT.md, "Objects"): objects nested inside
 # an object's state are written by state this many levels down, deeper ones by
@@ -200,12 +201,17 @@ class Unencodable:
 
 @dataclass(frozen=True, slots=True)
 class Instance:
-    """The receiver of a spied method: the n-th distinct instance of its class in the log."""
+    """An object by its identity alone: the n-th distinct instance of its class in the log
+    (a spied method's receiver, an object past the object depth or registered by identity).
+    `over_budget`: written so because its state was over `OBJECT_BUDGET`, nothing of it pinned."""
 
     type: str
     number: int
+    over_budget: bool = False
 
     def __repr__(self) -> str:
+        if self.over_budget:
+            return f"<{_short(self.type)}#{self.number}, over the state budget>"
         return f"<{_short(self.type)}#{self.number}>"
 
 
@@ -1127,7 +1133,8 @@ class Encoder:
         instance = self.identities.instance(obj, form.type, peek=self._mode != _NORMAL)
         limit = MAX_OBJECT_DEPTH if self._object_depth is None else self._object_depth
         if self._objects >= limit:
-            self._instance(instance, out, depth)
+            # An object inside the state of one written shallow is cut by the budget.
+            self._identity_alone(instance, self._object_depth is not None, out)
             return
         state = ObjectState(form.type, instance.number, form.fields)
         if self._objects != 0:
@@ -1148,7 +1155,7 @@ class Encoder:
             if shallow and self._mode == _NORMAL:
                 self.identities.note_past_budget(form.type, "identity" if alone else "shallow")
             if alone:
-                self._instance(instance, out, depth)
+                self._identity_alone(instance, True, out)
             elif self._mode == _RAW:
                 out += measured
             else:
@@ -1576,10 +1583,14 @@ class Encoder:
         _pack_ext(EXT_UNENCODABLE, payload, out)
 
     def _instance(self, obj: Instance, out: bytearray, depth: int) -> None:
+        self._identity_alone(obj, obj.over_budget, out)
+
+    def _identity_alone(self, obj: Instance, over_budget: bool, out: bytearray) -> None:
+        """An object's `Instance`: ext 20, or ext 23 when it is written so because its state was over the budget."""
         payload = bytearray(b"\x92")
         self._plain_str(obj.type, payload)
         _pack_field_int(obj.number, payload)
-        _pack_ext(EXT_INSTANCE, payload, out)
+        _pack_ext(EXT_OVER_BUDGET if over_budget else EXT_INSTANCE, payload, out)
 
     def _pairs(self, obj: Pairs, out: bytearray, depth: int) -> None:
         items = tuple(obj.items)
@@ -1600,18 +1611,20 @@ class Encoder:
         _pack_ext(EXT_FROZENSET if obj.frozen else EXT_SET, payload, out)
 
 
-def uuid_key(value: _uuid.UUID) -> str | int:
+def uuid_key(value: _uuid.UUID) -> int:
     """What a uuid is numbered by: its 128-bit value (the key `normalize.UUID` gives the
     same uuid in a text), an exact int even when `UUID.int` holds an int subclass (an
-    IntEnum member, as `UUID(int=...)` keeps it)."""
+    IntEnum member, as `UUID(int=...)` keeps it). A `UUID` whose `int` was made something
+    else raises (the encoder writes it as `Unencodable`): `OverflowError` for an int
+    outside 0 .. 2**128 - 1, `TypeError` for a value that is not an int."""
     number = value.int
     if type(number) is not int and issubclass(type(number), int):
         number = operator.index(number)  # int's own copy: no code of the subclass runs
-    if type(number) is int and 0 <= number < _UUID_END:
-        return number
-    # bytes.hex puts a '-' between every 4 digits; the 8-4-4-4-12 groups keep 3 of those 7.
-    grouped = number.to_bytes(16, "big").hex("-", 2)
-    return grouped[:4] + grouped[5:29] + grouped[30:34] + grouped[35:]
+    if type(number) is int:
+        if 0 <= number < _UUID_END:
+            return number
+        raise OverflowError("UUID.int is not a 128-bit unsigned int")
+    raise TypeError("UUID.int is not an int")
 
 
 _UUID_END = 1 << 128
@@ -1859,9 +1872,9 @@ class Decoder:
         if code == EXT_UNENCODABLE:
             type_name, reason = self._parts(data, 2, str, str)
             return Unencodable(type_name, reason)
-        if code == EXT_INSTANCE:
+        if code == EXT_INSTANCE or code == EXT_OVER_BUDGET:
             type_name, number = self._parts(data, 2, str, int)
-            return Instance(type_name, number)
+            return Instance(type_name, number, code == EXT_OVER_BUDGET)
         raise CorruptLog(self.path, f"unknown ext type {code}")
 
     def _array(self, data: bytes) -> list[Any]:

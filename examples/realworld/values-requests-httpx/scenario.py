@@ -11,7 +11,7 @@ the basic-auth password nor the credentials in httpx's base URL reach a log, in 
 A whole `requests.Response` marked is unstable (its pool's port, `elapsed`); the same
 mark through a registered form is not. A `PreparedRequest` whose body puts it over the
 state budget is written by identity alone, and the note of its written baseline says so,
-the same under both recorders.
+the same under both recorders, and `callpin show` of its log marks it cut by the budget.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ UPLOAD_NOTE = (
     "objects over the 4096-byte state budget: requests.models.PreparedRequest by identity alone,"
     " nothing of its state pinned (1x)"
 )
+# How `callpin show` writes the request the budget wrote by identity (format 1.2, ext 23).
+UPLOAD_CUT = "<PreparedRequest#1, over the state budget>"
 SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"), b"letmein")
 
 
@@ -196,6 +198,12 @@ def main() -> int:
                 notes["C"] == notes["pure-Python"] and any(UPLOAD_NOTE in line for line in notes["C"]),
             )
         )
+        shown = subprocess.run(
+            [*CALLPIN, "show", str(budget / UPLOAD_BASELINE)], capture_output=True, text=True, check=False
+        ).stdout
+        cut = next((line for line in shown.splitlines() if "HTTPAdapter.send(" in line), shown[-300:])
+        print(f"callpin show: {cut[:160]}")
+        checks.append(("callpin show of the upload's log marks the request cut by the budget", UPLOAD_CUT in cut))
         verdict, _ = probe(project, UPLOAD_TESTS)
         print(f"probe {UPLOAD_TESTS}: {verdict}")
         checks.append(("the upload's log is volatile nowhere", verdict == "VOLATILE: none"))
