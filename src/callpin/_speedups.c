@@ -526,8 +526,8 @@ static inline PyObject *slot_get(PyObject *obj, Py_ssize_t offset, PyObject *nam
     return value != NULL ? Py_NewRef(value) : PyObject_GetAttr(obj, name);
 }
 
-/* The slots of normalize.Numbering's table and of UUID.int (configure). */
-static Py_ssize_t numbering_table_slot, uuid_int_slot;
+/* The slots of normalize.Numbering's table, UUID.int and Instance.over_budget (configure). */
+static Py_ssize_t numbering_table_slot, uuid_int_slot, instance_over_budget_slot;
 
 /* ------------------------------------------------------------------------------------
  * Numbering: normalize.Numbering.number / .peek on the same object. */
@@ -2193,10 +2193,10 @@ static int write_name_number(PyObject *obj, PyObject *name, int code, Buf *out)
     return r < 0 ? -1 : ext_end(out, start, code);
 }
 
-/* codec.Encoder._instance: ext 20, or ext 23 when Instance.over_budget is true */
+/* codec.Encoder._instance (an exact Instance): ext 20, or ext 23 when its over_budget is true */
 static int write_instance(PyObject *obj, Buf *out)
 {
-    PyObject *flag = PyObject_GetAttr(obj, s_over_budget);
+    PyObject *flag = slot_get(obj, instance_over_budget_slot, s_over_budget);
     int over;
     if (flag == NULL)
         return -1;
@@ -4472,7 +4472,8 @@ static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     numbering_table_slot = slot_offset((PyTypeObject *)given_of("Numbering", given), "table");
     uuid_int_slot = slot_offset((PyTypeObject *)given_of("UUID", given), "int");
-    if (numbering_table_slot < 0 || uuid_int_slot < 0)
+    instance_over_budget_slot = slot_offset((PyTypeObject *)given_of("Instance", given), "over_budget");
+    if (numbering_table_slot < 0 || uuid_int_slot < 0 || instance_over_budget_slot < 0)
         return NULL;
     for (Py_ssize_t i = 0; i < PARTS; i++) {
         if (parts[i].slot != NULL)
