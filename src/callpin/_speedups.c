@@ -318,6 +318,13 @@ static int ext_end(Buf *b, Py_ssize_t start, int code)
 /* ------------------------------------------------------------------------------------
  * The encoder object. */
 
+/* A text object and the bytes kept for it (Encoder.kept_texts, kept_names). */
+#define KEPT_SLOTS 64
+typedef struct {
+    PyObject *text;
+    PyObject *bytes;
+} KeptSlot;
+
 typedef struct {
     PyObject_HEAD
     PyObject *rules;
@@ -354,6 +361,11 @@ typedef struct {
     /* Kept texts met as key names whose values are not redacted, with the same bytes:
      * a keyword or key name is written with this one lookup (forgotten with the rest). */
     PyObject *plain_names;
+    /* The last entries found in clean_texts and plain_names, by the text object's address
+     * (a call site passes the same constant and keyword objects every time): one compare
+     * in place of a dict lookup. Each slot holds its text and bytes; emptied with the dicts. */
+    KeptSlot kept_texts[KEPT_SLOTS];
+    KeptSlot kept_names[KEPT_SLOTS];
     int redacting;           /* rules.key_rules: values under secret names are redacted */
     Py_ssize_t objects;      /* codec.Encoder._objects: object states enclosing the value */
     Py_ssize_t max_objects;  /* codec.MAX_OBJECT_DEPTH */
@@ -1003,6 +1015,38 @@ static void keep_clean_text(Encoder *e, PyObject *s, Buf *out, Py_ssize_t start)
     Py_XDECREF(bytes);
 }
 
+/* The slot of `text` (an exact str) among an encoder's kept slots: by its address. */
+static inline KeptSlot *kept_slot(KeptSlot *slots, PyObject *text)
+{
+    return &slots[((uintptr_t)text >> 4) & (KEPT_SLOTS - 1)];
+}
+
+/* `dict[text]` (borrowed; NULL, with an error set or not, when absent), asked of the
+ * slot first; a value found in the dict takes the slot. The slot holds a reference to
+ * its text, so no other object can have that address while it is there. */
+static PyObject *kept_lookup(KeptSlot *slots, PyObject *dict, PyObject *text)
+{
+    KeptSlot *slot = kept_slot(slots, text);
+    PyObject *bytes;
+    if (slot->text == text)
+        return slot->bytes;
+    bytes = PyDict_GetItemWithError(dict, text);
+    if (bytes != NULL) {
+        /* the old text and bytes are a str and a bytes: releasing them runs no code */
+        Py_XSETREF(slot->text, Py_NewRef(text));
+        Py_XSETREF(slot->bytes, Py_NewRef(bytes));
+    }
+    return bytes;
+}
+
+static void kept_forget(KeptSlot *slots)
+{
+    for (Py_ssize_t i = 0; i < KEPT_SLOTS; i++) {
+        Py_CLEAR(slots[i].text);
+        Py_CLEAR(slots[i].bytes);
+    }
+}
+
 /* A key name kept in `plain_names` written as its bytes: 1 when it was, 0 when it is
  * not one (the caller writes it and asks whether its value is a secret), -1 on error. */
 static int write_plain_name(Encoder *e, PyObject *key, Buf *out)
@@ -1010,7 +1054,7 @@ static int write_plain_name(Encoder *e, PyObject *key, Buf *out)
     PyObject *bytes;
     if (e->plain_names == NULL || !PyUnicode_CheckExact(key))
         return 0;
-    bytes = PyDict_GetItemWithError(e->plain_names, key);
+    bytes = kept_lookup(e->kept_names, e->plain_names, key);
     if (bytes == NULL)
         return PyErr_Occurred() ? -1 : 0;
     return buf_put(out, PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes)) < 0 ? -1 : 1;
@@ -1044,7 +1088,7 @@ static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
     keep = !reprs && e->any_rules && !e->delegate && PyUnicode_CheckExact(s)
         && PyUnicode_GET_LENGTH(s) <= CLEAN_TEXT_MAX_LEN && e->clean_texts != NULL;
     if (keep) {
-        PyObject *known = PyDict_GetItemWithError(e->clean_texts, s);
+        PyObject *known = kept_lookup(e->kept_texts, e->clean_texts, s);
         if (known != NULL)
             return buf_put(out, PyBytes_AS_STRING(known), PyBytes_GET_SIZE(known));
         if (PyErr_Occurred())
@@ -2590,6 +2634,8 @@ static int set_rules(Encoder *e, PyObject *rules)
         PyDict_Clear(e->clean_texts);
     if (e->plain_names != NULL)
         PyDict_Clear(e->plain_names);
+    kept_forget(e->kept_texts);
+    kept_forget(e->kept_names);
     Py_INCREF(rules);
     Py_XSETREF(e->rules, rules);
     e->redacting = redacting;
@@ -2695,6 +2741,8 @@ static int Encoder_clear(Encoder *self)
     Py_CLEAR(self->secret_names);
     Py_CLEAR(self->clean_texts);
     Py_CLEAR(self->plain_names);
+    kept_forget(self->kept_texts);
+    kept_forget(self->kept_names);
     Py_CLEAR(self->tmp_prefixes);
     return 0;
 }
