@@ -701,9 +701,61 @@ def test_a_proxy_whose_handler_is_no_c_spy_is_a_wrapt_function_wrapper_of_callpi
 
     monkeypatch.setattr(_impl, "Spy", journal.Spy)
     with callpin.record(spy=["cp_pkg.billing.refund", "cp_pkg.billing.Gateway.charge"]):
-        assert type(billing.refund) is spy.SpyProxy
-        assert isinstance(billing.refund, wrapt.FunctionWrapper)
+        assert type(vars(billing.Gateway)["charge"]) is spy.SpyProxy
+        assert type(billing.refund) is spy.FunctionSpyProxy
+        assert isinstance(billing.refund, (spy.SpyProxy, wrapt.FunctionWrapper))
         assert type(billing.Gateway().charge) is spy.BoundSpyProxy
+
+
+def _copied_into_a_class(billing):
+    """Calls of a spied module function that code copied into a class while it was spied."""
+    with callpin.record(spy="cp_pkg.billing.refund") as rec:
+        proxy = billing.refund
+        assert proxy._self_binding == "function"
+        assert billing.refund("card_A") == "card_A"
+        holder = type("Holder", (), {"refund": proxy})()
+        assert holder.refund() is holder
+        assert type(holder).refund(holder) is holder
+        assert type(holder).refund("card_B") == "card_B"
+        bound = holder.refund
+        assert type(bound) is spy.BoundSpyProxy and bound._self_binding == "function"
+        assert bound.__get__(None, type(holder)) is not None
+    return [(e.label, e.args) for e in rec.events if e.kind == "call"]
+
+
+def test_the_proxy_of_a_module_function_binds_and_records_as_wrapts_own_binding_does(billing, monkeypatch):
+    # The FunctionSpyProxy asks the function for no __self__ on a call; everything else
+    # is as under wrapt's binding of a function: what it records, copied into a class,
+    # read through an instance or the class, is what the SpyProxy records.
+    monkeypatch.setattr(_impl, "Spy", journal.Spy)
+    fast = _copied_into_a_class(billing)
+    monkeypatch.setattr(spy, "FunctionSpyProxy", spy.SpyProxy)
+    assert fast == _copied_into_a_class(billing)
+    holder = f"{__name__}.Holder"
+    assert [args for _, args in fast] == [("card_A",), (Instance(holder, 1),), (Instance(holder, 1),), ("card_B",)]
+
+
+def test_a_module_function_holding_its_own_self_keeps_wrapts_proxy(billing, monkeypatch):
+    # A function bound by hand (a __self__ in its own dict) is handed to the spy with that
+    # receiver, as wrapt does: it gets the SpyProxy, which asks.
+    monkeypatch.setattr(_impl, "Spy", journal.Spy)
+    gateway = billing.Gateway("hand")
+    billing.refund.__self__ = gateway
+    with callpin.record(spy="cp_pkg.billing.refund") as rec:
+        assert type(billing.refund) is spy.SpyProxy
+        billing.refund("card_A")
+    assert calls(rec) == [("cp_pkg.billing.refund", (Instance("cp_pkg.billing.Gateway", 1), "card_A"), {})]
+
+
+def test_a_proxy_over_a_module_functions_proxy_takes_the_function_binding(billing, monkeypatch):
+    monkeypatch.setattr(_impl, "Spy", journal.Spy)
+    with callpin.record(spy="cp_pkg.billing.refund") as outer:
+        with callpin.record(spy="cp_pkg.billing.refund") as inner:
+            proxy = billing.refund
+            assert type(proxy) is spy.SpyProxy and type(proxy.__wrapped__) is spy.FunctionSpyProxy
+            assert proxy._self_binding == "function"
+            billing.refund("card_A")
+    assert calls(outer) == calls(inner) == [("cp_pkg.billing.refund", ("card_A",), {})]
 
 
 ALIASED = """

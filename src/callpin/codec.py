@@ -700,6 +700,7 @@ _FRAMES_KEPT = 4096
 # The start of a placeholder's payload, `[name, `, for the placeholders values are
 # replaced with outside of text (text rules go through normalize_text).
 _PLACEHOLDER_HEADS = {name: b"\x92" + bytes((0xA0 | len(name),)) + name.encode() for name in ("uuid", "ts", "secret")}
+_UUID_PLACEHOLDER_HEAD = _PLACEHOLDER_HEADS["uuid"]
 
 
 class Encoder:
@@ -781,12 +782,14 @@ class Encoder:
         kept = None
         if value is None and error is None and type(label) is str:
             kept = frames.get((kind, label, thread, depth))
-        if kept is not None and type(kind) is int and type(thread) is int and type(depth) is int:
+        # type(): a bool or an int subclass equal to an int would find the int's frame.
+        if kept is not None and type(kind) is type(thread) is type(depth) is int:
             kept_head, kept_tail, kept_empty = kept
             if type(args) is tuple and type(kwargs) is dict:
                 if not args and not kwargs:
                     return kept_empty
-                if len(args) < 16 and len(kwargs) < 16 and len(args) <= MAX_ITEMS and len(kwargs) <= MAX_ITEMS:
+                # Under a lower MAX_ITEMS the general path writes the same bytes.
+                if len(args) < 16 > len(kwargs) and MAX_ITEMS >= 15:
                     return self._flat_call(kept_head, args, kwargs, kept_tail)
             return self._framed(kept_head, args, kwargs, kept_tail)
         # The int fields of an event are small: one byte each, written here without
@@ -926,7 +929,18 @@ class Encoder:
         if cls is _uuid.UUID and self._rules.uuid and self._mode == _NORMAL:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
-                self._placeholder("uuid", key, out)
+                # _placeholder's numbering and bytes, without its two calls: a fresh
+                # uuid in a call's arguments is the commonest placeholder of all.
+                numbers = self.numbering.table.get("uuid")
+                if numbers is None:
+                    numbers = self.numbering.table["uuid"] = {}
+                number = numbers.get(key)
+                if number is None:
+                    number = numbers[key] = len(numbers) + 1
+                payload = _UUID_PLACEHOLDER_HEAD + self._pack(number)
+                out += _SMALL_EXT_HEAD[len(payload)]
+                out.append(EXT_PLACEHOLDER)
+                out += payload
                 return
         self._value(item, out, 1)
 

@@ -52,15 +52,52 @@ class SpyProxy(wrapt.FunctionWrapper):  # type: ignore[type-arg]  # subscripted 
 _FUNCTION_WRAPPER_BASE: Any = wrapt.FunctionWrapper.__base__
 
 
+class FunctionSpyProxy(SpyProxy):
+    """The SpyProxy of a plain function reached without binding (a module's or an instance's attribute).
+
+    wrapt's call of a FunctionWrapper over a function asks the function for `__self__`
+    (one bound by hand could hold a receiver there) and catches the AttributeError a
+    plain function raises: about half of a pass-through call's time. This proxy is made
+    only for a function whose own dict holds no `__self__`, under the binding wrapt
+    gives a staticmethod in its own field, so a call hands the handler no receiver and
+    asks nothing. Everything else binds as a function's proxy does: `_self_binding`
+    reads "function" (a proxy over this one takes that binding), and reading it through
+    a class or an instance (copied into a class while it is in place) gives the
+    BoundSpyProxy wrapt's own binding gives.
+    """
+
+    def __init__(self, wrapped: Any, wrapper: Handler) -> None:
+        _FUNCTION_WRAPPER_BASE.__init__(self, wrapped, None, wrapper, None, "staticmethod")
+
+    # Read-only here: wrapt's own field holds "staticmethod".
+    @property
+    def _self_binding(self) -> str:  # type: ignore[override]
+        return "function"
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        descriptor = self.__wrapped__.__get__(instance, owner)
+        # wrapt's stubs leave out the owner its base's __init__ takes.
+        return BoundSpyProxy(descriptor, instance, self._self_wrapper, None, "function", self, owner)  # type: ignore[call-arg]
+
+
 # Every type of callpin's proxies: wrapt's FunctionWrapper of callpin's own, and the C
 # spy's own (_impl.PROXY_TYPES).
-PROXY_TYPES: tuple[type, ...] = (SpyProxy, BoundSpyProxy, *_impl.PROXY_TYPES)
+PROXY_TYPES: tuple[type, ...] = (SpyProxy, FunctionSpyProxy, BoundSpyProxy, *_impl.PROXY_TYPES)
 see_through(*PROXY_TYPES)
 
 
-def make_proxy(wrapped: Any, handler: Handler) -> Any:
-    """The proxy of one target: the C spy's own for a C Spy, else a wrapt FunctionWrapper of callpin's."""
-    return _impl.PROXY_OF.get(type(handler), SpyProxy)(wrapped, handler)
+def make_proxy(wrapped: Any, handler: Handler, *, bound: bool = True) -> Any:
+    """The proxy of one target: the C spy's own for a C Spy, else a wrapt FunctionWrapper of callpin's.
+
+    `bound`: the target is a class's attribute, read by binding (a method). A plain
+    function that is not gets the FunctionSpyProxy.
+    """
+    made = _impl.PROXY_OF.get(type(handler))
+    if made is not None:
+        return made(wrapped, handler)
+    if not bound and type(wrapped) is types.FunctionType and "__self__" not in wrapped.__dict__:
+        return FunctionSpyProxy(wrapped, handler)
+    return SpyProxy(wrapped, handler)
 
 
 @dataclass(frozen=True, eq=False)
@@ -428,7 +465,10 @@ class Patcher:
             # Another thread may have patched a place since it was resolved: what is
             # there now is what this patch covers and wraps, so the calls reach both.
             current = [(_current(site), handler) for site, handler in wired]
-            proxies = [(site, make_proxy(_wrappable(site), handler)) for site, handler in current]
+            proxies = [
+                (site, make_proxy(_wrappable(site), handler, bound=isinstance(site.owner, type)))
+                for site, handler in current
+            ]
             # Aliases are found before anything is patched, so the search itself never
             # runs through a proxy (a spied builtin it uses, say).
             found = _aliases(proxies, opener) if aliases else []
