@@ -837,6 +837,27 @@ def test_a_plain_name_written_again_is_forgotten_with_the_rules(encoder_class):
     assert decode(encoder.encode({"x": "1"})) == {"x": codec.Placeholder("secret", 1)}
 
 
+def test_a_keyword_written_from_what_was_kept_is_forgotten_with_the_rules(encoder_class):
+    # From the second call `x=` is written from the keyword names the encoder keeps; a
+    # secret keyword is never kept as one written as it is, and a rule set that makes
+    # `x` a secret name must redact it from then on.
+    encoder = encoder_class(DEFAULT_RULES)
+
+    def kwargs(**given: str) -> dict[str, Any]:
+        frame = encoder.encode_event(0, "svc.send", (), given, None, None, 1, 0)
+        return dict(decode_event(frame, 0, codec.Decoder()).kwargs)
+
+    secret = codec.Placeholder
+    assert kwargs(token="t1", x="1") == {"token": secret("secret", 1), "x": "1"}
+    assert kwargs(token="t2", x="1") == {"token": secret("secret", 2), "x": "1"}
+    assert kwargs(token="t1", x="2") == {"token": secret("secret", 1), "x": "2"}
+    encoder.rules = DEFAULT_RULES.with_rules([secret_keys(r"^x$", "x_keys")])
+    # The first event under the new rules is written in full (its frame is new), the
+    # next around its kept frame.
+    assert kwargs(token="t3", x="1") == {"token": secret("secret", 3), "x": secret("secret", 4)}
+    assert kwargs(token="t3", x="1") == {"token": secret("secret", 3), "x": secret("secret", 4)}
+
+
 def test_an_event_frame_kept_under_one_rule_set_is_written_anew_under_the_next(encoder_class):
     # The label is a kept text under the default rules, so its frame is kept too; a rule
     # set that changes the label must write it changed from then on.

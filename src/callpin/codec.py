@@ -746,6 +746,8 @@ class Encoder:
         # whether the value under each name asked about is redacted (see _secret_key).
         self._plain: dict[str, bytes] = {}
         self._secret_names: dict[str, bool] = {}
+        # Of those texts, the keyword names whose values are not redacted (see _flat_call).
+        self._keywords: dict[str, bytes] = {}
         # The bytes around the args and kwargs of events whose value and error are None,
         # by (kind, label, thread, depth): see encode_event.
         self._frames: dict[tuple[int, str, int, int], tuple[bytes, bytes, bytes]] = {}
@@ -852,7 +854,7 @@ class Encoder:
         if self._stack or self._mode != _NORMAL:
             return self._framed(head, args, kwargs, tail)
         plain = self._plain
-        secret_names = self._secret_names if self._redacting else None
+        keywords = self._keywords
         pack = self._pack
         out = bytearray(head)
         out.append(0x90 | len(args))
@@ -881,20 +883,10 @@ class Encoder:
         stack.append(id(kwargs))
         try:
             for key, item in kwargs.items():
-                if type(key) is str:
-                    known = plain.get(key)
-                    if known is None:
-                        self._value(key, out, 1)
-                    else:
-                        out += known
-                    secret = secret_names is not None and secret_names.get(key)
-                    if secret is None:
-                        secret = self._secret_key(key)
-                else:
-                    self._value(key, out, 1)
-                    secret = secret_names is not None and self._secret_key(key)
-                if secret:
-                    self._secret(item, out, 1)
+                known = keywords.get(key) if type(key) is str else None
+                if known is not None:
+                    out += known
+                elif self._keyword(key, item, out):
                     continue
                 cls = type(item)
                 known = plain.get(item) if cls is str else None
@@ -919,6 +911,22 @@ class Encoder:
             self._pairs_field(kwargs, out)
         out += tail
         return bytes(out)
+
+    def _keyword(self, key: Any, item: Any, out: bytearray) -> bool:
+        """A keyword name of `_flat_call`, written; True when its value is redacted, and written too.
+
+        A name that is a kept text and whose value is not redacted is kept in
+        `_keywords` with its bytes: the next call writes it with one lookup.
+        """
+        self._value(key, out, 1)
+        if self._secret_key(key):
+            self._secret(item, out, 1)
+            return True
+        if type(key) is str and len(self._keywords) < _PLAIN_KEPT:
+            known = self._plain.get(key)
+            if known is not None:
+                self._keywords[key] = known
+        return False
 
     def _call_value(self, item: Any, out: bytearray) -> None:
         """A value of an args or kwargs field: a bool or a uuid written here as `_value` would, else by `_value`."""
