@@ -876,6 +876,41 @@ def test_an_event_frame_kept_under_one_rule_set_is_written_anew_under_the_next(e
     )
 
 
+class _Label(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "kind, label, args, kwargs",
+    [
+        (0, "charge_card", ("card_A", 1500), {"currency": "usd", "idempotency_key": uuid.UUID(int=7)}),
+        (1, "charge_card", (), {}),
+        (3, "returned", (), {}),
+        (0, "charge_card", tuple(range(16)), {}),
+        (0, "charge_card", (), {f"k{i:02d}": i for i in range(16)}),
+        (0, "charge_<uuid>", (UUID_TEXT,), {"token": "t1"}),
+        (0, _Label("charge_card"), ("a",), {}),
+    ],
+)
+def test_a_call_event_is_the_event_with_no_outcome(encoder_class, kind, label, args, kwargs):
+    # encode_call is encode_event with a None value and error, for the journal's own
+    # events: twice over, so the second is written around the frame the first kept.
+    calls, events = encoder_class(DEFAULT_RULES), encoder_class(DEFAULT_RULES)
+    for thread, depth in ((1, 0), (1, 0), (2, 3), (2, 3)):
+        assert calls.encode_call(kind, label, args, kwargs, thread, depth) == events.encode_event(
+            kind, label, args, kwargs, None, None, thread, depth
+        )
+
+
+def test_a_call_event_under_a_lower_item_limit_is_the_event_with_no_outcome(encoder_class, monkeypatch):
+    monkeypatch.setattr(codec, "MAX_ITEMS", 3)  # before the encoders are made: the C one takes it then
+    calls, events = encoder_class(DEFAULT_RULES), encoder_class(DEFAULT_RULES)
+    for _ in range(2):
+        assert calls.encode_call(0, "f", (1, 2, 3, 4), {}, 1, 0) == events.encode_event(
+            0, "f", (1, 2, 3, 4), {}, None, None, 1, 0
+        )
+
+
 def test_an_event_written_around_a_kept_frame_is_the_event_written_in_full():
     encoder = codec.Encoder()
     key = uuid.uuid4()

@@ -2974,10 +2974,34 @@ static PyGetSetDef Encoder_getset[] = {
     {NULL},
 };
 
+PyDoc_STRVAR(encode_call_doc,
+             "encode_call(kind, label, args, kwargs, thread, depth)\n--\n\n"
+             "encode_event(kind, label, args, kwargs, None, None, thread, depth): a journal's event\n"
+             "with no outcome (codec.Encoder.encode_call, whose shortcut it does not need).");
+
+static PyObject *Encoder_encode_call(Encoder *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *event[8];
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "encode_call() takes 6 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    event[0] = args[0];
+    event[1] = args[1];
+    event[2] = args[2];
+    event[3] = args[3];
+    event[4] = Py_None;
+    event[5] = Py_None;
+    event[6] = args[4];
+    event[7] = args[5];
+    return Encoder_encode_event(self, event, 8, NULL);
+}
+
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O, encode_doc},
     {"encode_event", (PyCFunction)(void (*)(void))Encoder_encode_event, METH_FASTCALL | METH_KEYWORDS,
      encode_event_doc},
+    {"encode_call", (PyCFunction)(void (*)(void))Encoder_encode_call, METH_FASTCALL, encode_call_doc},
     {NULL},
 };
 

@@ -24,6 +24,9 @@ class Encoder:
         thread: int,
         depth: int,
     ) -> bytes: ...
+    def encode_call(
+        self, kind: int, label: str, args: tuple[Any, ...], kwargs: dict[str, Any], thread: int, depth: int, /
+    ) -> bytes: ...
 
 def configure(**interface: object) -> None: ...
 

@@ -841,6 +841,22 @@ class Encoder:
             )
         return frame
 
+    def encode_call(
+        self, kind: int, label: str, args: tuple[Any, ...], kwargs: dict[str, Any], thread: int, depth: int
+    ) -> bytes:
+        """`encode_event(kind, label, args, kwargs, None, None, thread, depth)`: a journal's event with no outcome.
+
+        For callers whose kind, thread and depth are ints, args a tuple and kwargs a
+        dict (`Journal.emit`'s own): an event around a kept frame is written without
+        encode_event's tests of them. Anything else is encode_event's.
+        """
+        kept = self._frames.get((kind, label, thread, depth)) if type(label) is str else None
+        if kept is None or not len(args) < 16 > len(kwargs) or MAX_ITEMS < 15:
+            return self.encode_event(kind, label, args, kwargs, None, None, thread, depth)
+        if not args and not kwargs:
+            return kept[2]
+        return self._flat_call(kept[0], args, kwargs, kept[1])
+
     def _flat_call(self, head: bytes, args: tuple[Any, ...], kwargs: dict[str, Any], tail: bytes) -> bytes:
         """The event around a kept frame, its args and kwargs written here in two loops.
 

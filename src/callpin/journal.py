@@ -167,7 +167,11 @@ class Journal:
                 # type(): an isinstance() check would ask the receiver's own __class__.
                 if receiver is not None and not issubclass(type(receiver), type):
                     args = (self.instance(receiver), *args)
-                self.frames.append(self.encoder.encode_event(kind, label, args, kwargs, value, error, thread, depth))
+                if value is None and error is None:
+                    frame = self.encoder.encode_call(kind, label, args, kwargs, thread, depth)
+                else:
+                    frame = self.encoder.encode_event(kind, label, args, kwargs, value, error, thread, depth)
+                self.frames.append(frame)
             finally:
                 lock.release()
         finally:
