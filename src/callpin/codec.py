@@ -700,7 +700,6 @@ _FRAMES_KEPT = 4096
 # The start of a placeholder's payload, `[name, `, for the placeholders values are
 # replaced with outside of text (text rules go through normalize_text).
 _PLACEHOLDER_HEADS = {name: b"\x92" + bytes((0xA0 | len(name),)) + name.encode() for name in ("uuid", "ts", "secret")}
-_UUID_PLACEHOLDER_HEAD = _PLACEHOLDER_HEADS["uuid"]
 
 
 class Encoder:
@@ -953,18 +952,7 @@ class Encoder:
         if cls is _uuid.UUID and self._rules.uuid and self._mode == _NORMAL:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
-                # _placeholder's numbering and bytes, without its two calls: a fresh
-                # uuid in a call's arguments is the commonest placeholder of all.
-                numbers = self.numbering.table.get("uuid")
-                if numbers is None:
-                    numbers = self.numbering.table["uuid"] = {}
-                number = numbers.get(key)
-                if number is None:
-                    number = numbers[key] = len(numbers) + 1
-                payload = _UUID_PLACEHOLDER_HEAD + self._pack(number)
-                out += _SMALL_EXT_HEAD[len(payload)]
-                out.append(EXT_PLACEHOLDER)
-                out += payload
+                self._placeholder("uuid", key, out)
                 return
         self._value(item, out, 1)
 
