@@ -700,6 +700,14 @@ _FRAMES_KEPT = 4096
 # The start of a placeholder's payload, `[name, `, for the placeholders values are
 # replaced with outside of text (text rules go through normalize_text).
 _PLACEHOLDER_HEADS = {name: b"\x92" + bytes((0xA0 | len(name),)) + name.encode() for name in ("uuid", "ts", "secret")}
+# A placeholder's bytes up to its number, by the length of the number's packed bytes
+# (1 to 9): the ext header of the payload's size, its code and the payload's start.
+_PLACEHOLDER_STARTS = {
+    name: tuple(_SMALL_EXT_HEAD[len(start) + size] + bytes((EXT_PLACEHOLDER,)) + start for size in range(10))
+    for name, start in _PLACEHOLDER_HEADS.items()
+}
+# Each byte value as a one-byte bytes.
+_BYTE = tuple(bytes((value,)) for value in range(0x100))
 
 
 class Encoder:
@@ -791,7 +799,7 @@ class Encoder:
                     return kept_empty
                 # Under a lower MAX_ITEMS the general path writes the same bytes.
                 if len(args) < 16 > len(kwargs) and MAX_ITEMS >= 15:
-                    return self._flat_call(kept_head, args, kwargs, kept_tail)
+                    return self.encode_call(kind, label, args, kwargs, thread, depth)
             return self._framed(kept_head, args, kwargs, kept_tail)
         # The int fields of an event are small: one byte each, written here without
         # the general packing (which the rest still get).
@@ -846,115 +854,130 @@ class Encoder:
         """`encode_event(kind, label, args, kwargs, None, None, thread, depth)`: a journal's event with no outcome.
 
         For callers whose kind, thread and depth are ints, args a tuple and kwargs a
-        dict (`Journal.emit`'s own): an event around a kept frame is written without
-        encode_event's tests of them. Anything else is encode_event's.
+        dict (`Journal.emit`'s own). An event around a kept frame, with fewer than 16
+        args and 16 kwargs within MAX_ITEMS, is written here in two loops: the fields
+        exactly as `_call_fields` writes them, the values of nearly every call (a kept
+        text, an int of the 64-bit forms, None) with no call, a bool or a uuid in
+        `_call_value`, anything else by `_value`. A field whose writing raised is written
+        again item by item, as `_call_fields` does. Anything else, and an event written
+        while another value is (a registered form that records), is encode_event's.
+
+        The event is gathered as a list of its pieces and joined once: a list's append
+        costs a fraction of a bytearray's `+=`.
         """
         kept = self._frames.get((kind, label, thread, depth)) if type(label) is str else None
         if kept is None or not len(args) < 16 > len(kwargs) or MAX_ITEMS < 15:
             return self.encode_event(kind, label, args, kwargs, None, None, thread, depth)
         if not args and not kwargs:
             return kept[2]
-        return self._flat_call(kept[0], args, kwargs, kept[1])
-
-    def _flat_call(self, head: bytes, args: tuple[Any, ...], kwargs: dict[str, Any], tail: bytes) -> bytes:
-        """The event around a kept frame, its args and kwargs written here in two loops.
-
-        For a tuple of args and a dict of kwargs, fewer than 16 of each and within
-        MAX_ITEMS: the fields exactly as `_call_fields` writes them, the values of nearly
-        every call (a kept text, an int of the 64-bit forms, None) with no call, a bool or
-        a uuid in `_call_value`, anything else by `_value`. A field whose writing raised
-        is written again item by item, as `_call_fields` does. An event written while
-        another value is (a registered form that records) takes the general path.
-        """
         if self._stack or self._mode != _NORMAL:
-            return self._framed(head, args, kwargs, tail)
+            return self._framed(kept[0], args, kwargs, kept[1])
         plain = self._plain
         keywords = self._keywords
         pack = self._pack
-        out = bytearray(head)
-        out.append(0x90 | len(args))
+        byte = _BYTE
+        parts = [kept[0], byte[0x90 | len(args)]]
         try:
             for item in args:
                 cls = type(item)
                 known = plain.get(item) if cls is str else None
                 if known is not None:
-                    out += known
+                    parts.append(known)
                 elif cls is int and -0x20 <= item < 0x80:
-                    out.append(item & 0xFF)
+                    parts.append(byte[item & 0xFF])
                 elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
-                    out += pack(item)
+                    parts.append(pack(item))
                 elif item is None:
-                    out.append(0xC0)
+                    parts.append(b"\xc0")
                 else:
-                    self._call_value(item, out)
+                    parts.append(self._call_value(item, None))
         except Exception as exc:
             exc.__traceback__ = None
-            del out[len(head) :]
+            out = bytearray()
             self._items_field(list(args), out)
-        start = len(out)
-        out.append(0x80 | len(kwargs))
-        # As _dict: the map is on the cycle stack while its keys and values are written.
-        stack = self._stack
-        stack.append(id(kwargs))
+            parts[1:] = (out,)
+        start = len(parts)
+        parts.append(byte[0x80 | len(kwargs)])
         try:
             for key, item in kwargs.items():
                 known = keywords.get(key) if type(key) is str else None
                 if known is not None:
-                    out += known
-                elif self._keyword(key, item, out):
-                    continue
+                    parts.append(known)
+                else:
+                    out = bytearray()
+                    redacted = self._keyword(key, item, kwargs, out)
+                    parts.append(out)
+                    if redacted:
+                        continue
                 cls = type(item)
                 known = plain.get(item) if cls is str else None
                 if known is not None:
-                    out += known
+                    parts.append(known)
                 elif cls is int and -0x20 <= item < 0x80:
-                    out.append(item & 0xFF)
+                    parts.append(byte[item & 0xFF])
                 elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
-                    out += pack(item)
+                    parts.append(pack(item))
                 elif item is None:
-                    out.append(0xC0)
+                    parts.append(b"\xc0")
                 else:
-                    self._call_value(item, out)
+                    parts.append(self._call_value(item, kwargs))
             written = True
         except Exception as exc:
             exc.__traceback__ = None
             written = False
-        finally:
-            stack.pop()
         if not written:
-            del out[start:]
+            out = bytearray()
             self._pairs_field(kwargs, out)
-        out += tail
-        return bytes(out)
+            parts[start:] = (out,)
+        parts.append(kept[1])
+        return b"".join(parts)
 
-    def _keyword(self, key: Any, item: Any, out: bytearray) -> bool:
+    def _keyword(self, key: Any, item: Any, kwargs: dict[str, Any], out: bytearray) -> bool:
         """A keyword name of `_flat_call`, written; True when its value is redacted, and written too.
 
         A name that is a kept text and whose value is not redacted is kept in
         `_keywords` with its bytes: the next call writes it with one lookup.
         """
-        self._value(key, out, 1)
-        if self._secret_key(key):
-            self._secret(item, out, 1)
-            return True
+        stack = self._stack
+        stack.append(id(kwargs))
+        try:
+            self._value(key, out, 1)
+            if self._secret_key(key):
+                self._secret(item, out, 1)
+                return True
+        finally:
+            stack.pop()
         if type(key) is str and len(self._keywords) < _PLAIN_KEPT:
             known = self._plain.get(key)
             if known is not None:
                 self._keywords[key] = known
         return False
 
-    def _call_value(self, item: Any, out: bytearray) -> None:
-        """A value of an args or kwargs field: a bool or a uuid written here as `_value` would, else by `_value`."""
+    def _call_value(self, item: Any, container: Any) -> bytes | bytearray:
+        """The bytes of an item of the args or kwargs field (`container`: the kwargs, else None).
+
+        A bool or a uuid is written here as `_value` would; anything else by `_value`,
+        with the kwargs on the cycle stack as `_dict` has them (the args list written
+        by `_call_fields` is new: nothing can hold it).
+        """
         cls = type(item)
         if cls is bool:
-            out.append(0xC3 if item else 0xC2)
-            return
+            return b"\xc3" if item else b"\xc2"
         if cls is _uuid.UUID and self._rules.uuid and self._mode == _NORMAL:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
-                self._placeholder("uuid", key, out)
-                return
-        self._value(item, out, 1)
+                return self._placeholder_bytes("uuid", key)
+        out = bytearray()
+        if container is None:
+            self._value(item, out, 1)
+            return out
+        stack = self._stack
+        stack.append(id(container))
+        try:
+            self._value(item, out, 1)
+        finally:
+            stack.pop()
+        return out
 
     def _framed(self, head: bytes, args: Iterable[Any], kwargs: dict[str, Any], tail: bytes) -> bytes:
         """An event from its kept head (up to the label) and tail (value to depth)."""
@@ -1466,16 +1489,19 @@ class Encoder:
 
     def _placeholder(self, name: str, key: str | int, out: bytearray) -> None:
         """`<name:N>` in place of a value (a uuid, a datetime, a secret), numbered by `key`."""
+        out += self._placeholder_bytes(name, key)
+
+    def _placeholder_bytes(self, name: str, key: str | int) -> bytes | bytearray:
+        """The bytes of `<name:N>`, numbered by `key` (see `_placeholder`)."""
         numbering = self.numbering
         number = numbering.peek(name, key) if self._mode == _SHAPE else numbering.number(name, key)
         if type(number) is int:
+            packed = self._pack(number)
             # A payload of at most 17 bytes: its ext header is one of the small ones.
-            payload = _PLACEHOLDER_HEADS[name] + self._pack(number)
-            out += _SMALL_EXT_HEAD[len(payload)]
-            out.append(EXT_PLACEHOLDER)
-            out += payload
-        else:
-            self._write_placeholder(name, number, out)
+            return _PLACEHOLDER_STARTS[name][len(packed)] + packed
+        out = bytearray()
+        self._write_placeholder(name, number, out)
+        return out
 
     def _inert_placeholder(self, obj: Placeholder, out: bytearray, depth: int) -> None:
         self._write_placeholder(obj.name, obj.number, out)

@@ -129,8 +129,9 @@ class Journal:
             return list(self.frames)
 
     def mark(self, name: str, value: Any) -> None:
-        """Append a `mark` event at the current depth."""
-        self.emit(_MARK, name, _NO_ARGS, {}, value, None, self.depth.get(), None)
+        """Append a `mark` event at the current depth (none while this thread runs callpin's own path)."""
+        if not self.state.inside:
+            self.emit(_MARK, name, _NO_ARGS, {}, value, None, self.depth.get(), None)
 
     def emit(
         self,
@@ -143,10 +144,13 @@ class Journal:
         depth: int,
         receiver: object,
     ) -> None:
-        """Encode one event and append it, in one step under the lock."""
+        """Encode one event and append it, in one step under the lock.
+
+        For a caller that has seen this thread's `state.inside` flag clear (every spy
+        tests it before a call, and it is clear again when the call returns): the flag
+        is set while the event is written.
+        """
         state = self.state
-        if state.inside:
-            return
         state.inside = True
         try:
             error = None if raised is None else self.describe_error(raised)
