@@ -890,16 +890,25 @@ class _Label(str):
         (0, "charge_card", (), {f"k{i:02d}": i for i in range(16)}),
         (0, "charge_<uuid>", (UUID_TEXT,), {"token": "t1"}),
         (0, _Label("charge_card"), ("a",), {}),
+        # Keywords out of order, numbered values among them: numbered in name order.
+        (0, "charge_card", (), {"key": uuid.UUID(int=7), "currency": "usd", "again": uuid.UUID(int=9)}),
+        (0, "charge_card", (uuid.UUID(int=1),), {"b": uuid.UUID(int=2), "a": [uuid.UUID(int=3)]}),
+        (0, "charge_card", (), {_Label("b"): 1, "a": 2, _Label("c"): 3}),
+        (0, "charge_card", (), {"token": "t1", "amount": 5}),
     ],
 )
-def test_a_call_event_is_the_event_with_no_outcome(encoder_class, kind, label, args, kwargs):
-    # encode_call is encode_event with a None value and error, for the journal's own
-    # events: twice over, so the second is written around the frame the first kept.
+def test_a_call_event_is_the_event_with_no_outcome_and_its_keywords_in_name_order(
+    encoder_class, kind, label, args, kwargs
+):
+    # encode_call is encode_event with a None value and error and the keywords sorted,
+    # for the journal's own events: twice over, so the second is written around the
+    # frame the first kept.
     calls, events = encoder_class(DEFAULT_RULES), encoder_class(DEFAULT_RULES)
     for thread, depth in ((1, 0), (1, 0), (2, 3), (2, 3)):
         assert calls.encode_call(kind, label, args, kwargs, thread, depth) == events.encode_event(
-            kind, label, args, kwargs, None, None, thread, depth
+            kind, label, args, codec.sorted_keywords(kwargs), None, None, thread, depth
         )
+    assert calls.numbering.table == events.numbering.table
 
 
 def test_a_call_event_under_a_lower_item_limit_is_the_event_with_no_outcome(encoder_class, monkeypatch):
@@ -1115,6 +1124,37 @@ def test_flat_calls_around_kept_frames_are_the_events_written_in_full(rules, eve
         event = (kind, label, args, kwargs, None, None, 1, 0)
         assert kept.encode_event(*event) == full.encode_event(*event)
     assert kept.numbering.table == full.numbering.table
+
+
+def test_values_of_keywords_out_of_order_are_numbered_in_name_order(encoder_class):
+    # The frame and the keyword names are kept first, so that the uuids, new, are met
+    # on the flat path: `key` before `again` at the call site, `again` first by name.
+    encoder = encoder_class(DEFAULT_RULES)
+    for _ in range(2):
+        encoder.encode_call(0, "charge_card", (), {"again": 0, "key": 0}, 1, 0)
+    first, second = uuid.UUID(int=1), uuid.UUID(int=2)
+    frame = encoder.encode_call(0, "charge_card", (), {"key": first, "again": second, "at": [first]}, 1, 0)
+    assert decode_event(frame, 0, codec.Decoder()).kwargs == {
+        "again": codec.Placeholder("uuid", 1),
+        "at": [codec.Placeholder("uuid", 2)],
+        "key": codec.Placeholder("uuid", 2),
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rules=st.sampled_from([DEFAULT_RULES, NO_RULES, RuleSet([normalize.UUID])]),
+    events=st.lists(_flat_events, min_size=2, max_size=8),
+)
+def test_flat_calls_in_any_keyword_order_are_the_events_in_name_order(rules, events):
+    kept, full = codec.Encoder(rules), codec.Encoder(rules)
+    full._frames = _Forgetful()
+    for kind, label, args, kwargs in events:
+        assert kept.encode_call(kind, label, args, kwargs, 1, 0) == full.encode_event(
+            kind, label, args, codec.sorted_keywords(kwargs), None, None, 1, 0
+        )
+    assert kept.numbering.table == full.numbering.table
+    assert kept._stack == []
 
 
 class _Forgetful(dict):  # type: ignore[type-arg]

@@ -134,9 +134,9 @@ def test_keyword_arguments_are_recorded_sorted_by_name(parts):
 
 def test_keywords_already_in_order_are_kept_as_they_were_given():
     given = {"amount": 1, "currency": "usd"}
-    assert journal.sorted_keywords(given) is given
+    assert codec.sorted_keywords(given) is given
     shuffled = {"currency": "usd", "amount": 1}
-    assert list(journal.sorted_keywords(shuffled).items()) == [("amount", 1), ("currency", "usd")]
+    assert list(codec.sorted_keywords(shuffled).items()) == [("amount", 1), ("currency", "usd")]
     assert list(shuffled) == ["currency", "amount"]
 
 
@@ -148,7 +148,7 @@ def test_keywords_named_by_str_subclasses_are_ordered_by_their_text():
         __gt__ = __le__ = __ge__ = __lt__
 
     given = {Named("b"): 1, "a": 2, Named("c"): 3}
-    assert [str.__str__(name) for name in journal.sorted_keywords(given)] == ["a", "b", "c"]
+    assert [str.__str__(name) for name in codec.sorted_keywords(given)] == ["a", "b", "c"]
 
 
 def test_the_spy_shows_what_it_was_made_with(parts):

@@ -2976,25 +2976,32 @@ static PyGetSetDef Encoder_getset[] = {
 
 PyDoc_STRVAR(encode_call_doc,
              "encode_call(kind, label, args, kwargs, thread, depth)\n--\n\n"
-             "encode_event(kind, label, args, kwargs, None, None, thread, depth): a journal's event\n"
-             "with no outcome (codec.Encoder.encode_call, whose shortcut it does not need).");
+             "encode_event(kind, label, args, sorted_keywords(kwargs), None, None, thread, depth):\n"
+             "a journal's event with no outcome, its keywords in name order (codec.Encoder.encode_call,\n"
+             "whose shortcut it does not need).");
+
+static PyObject *keywords_in_order(PyObject *kwargs);
 
 static PyObject *Encoder_encode_call(Encoder *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *event[8];
+    PyObject *event[8], *kwargs, *frame;
     if (nargs != 6) {
         PyErr_Format(PyExc_TypeError, "encode_call() takes 6 arguments (%zd given)", nargs);
         return NULL;
     }
+    if ((kwargs = keywords_in_order(args[3])) == NULL)
+        return NULL;
     event[0] = args[0];
     event[1] = args[1];
     event[2] = args[2];
-    event[3] = args[3];
+    event[3] = kwargs;
     event[4] = Py_None;
     event[5] = Py_None;
     event[6] = args[4];
     event[7] = args[5];
-    return Encoder_encode_event(self, event, 8, NULL);
+    frame = Encoder_encode_event(self, event, 8, NULL);
+    Py_DECREF(kwargs);
+    return frame;
 }
 
 static PyMethodDef Encoder_methods[] = {
@@ -3365,7 +3372,7 @@ static int keyword_order(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Sort `n` key, value pairs whose keys are all strs, as journal.sorted_keywords does:
+/* Sort `n` key, value pairs whose keys are all strs, as codec.sorted_keywords does:
  * an insertion sort for the few of a usual call, qsort for the rest. */
 static int sort_str_pairs(PyObject **pairs, Py_ssize_t n)
 {
@@ -3403,7 +3410,7 @@ static int sort_str_pairs(PyObject **pairs, Py_ssize_t n)
     return 0;
 }
 
-/* `journal.sorted_keywords(kwargs)` as key, value, key, value... new references in
+/* `codec.sorted_keywords(kwargs)` as key, value, key, value... new references in
  * `storage` (room for FEW_KWARGS pairs) or a PyMem array. Names that are strs (the only
  * names a call passes) are ordered by code point; anything else is sorted by list.sort,
  * as sorted() sorts. */
@@ -3462,6 +3469,34 @@ static void release_pairs(PyObject **pairs, PyObject **storage, Py_ssize_t n)
         PyMem_Free(pairs);
 }
 
+/* encode_call's keyword arguments in name order, as codec.sorted_keywords orders them: a
+ * new reference to `kwargs` itself when they are in order already (or it is no dict of
+ * two or more), else a new dict. */
+static PyObject *keywords_in_order(PyObject *kwargs)
+{
+    PyObject *storage[2 * FEW_KWARGS], **pairs, *key, *value, *previous = NULL, *sorted;
+    Py_ssize_t pos = 0, n = 0;
+    int in_order = 1;
+    if (!PyDict_CheckExact(kwargs) || PyDict_GET_SIZE(kwargs) < 2)
+        return Py_NewRef(kwargs);
+    while (in_order && PyDict_Next(kwargs, &pos, &key, &value)) {
+        /* by code point: a str subclass's own comparisons are never asked */
+        if (!PyUnicode_Check(key) || (previous != NULL && PyUnicode_Compare(previous, key) > 0))
+            in_order = 0;
+        previous = key;
+    }
+    if (in_order)
+        return Py_NewRef(kwargs);
+    if ((pairs = sorted_kwargs(kwargs, storage, &n)) == NULL)
+        return NULL;
+    sorted = PyDict_New();
+    for (Py_ssize_t k = 0; sorted != NULL && k < n; k++)
+        if (PyDict_SetItem(sorted, pairs[2 * k], pairs[2 * k + 1]) < 0)
+            Py_CLEAR(sorted);
+    release_pairs(pairs, storage, n);
+    return sorted;
+}
+
 /* The arguments of a recorded call: positional `items`, and keyword arguments either
  * as a dict (`kwargs`, when wrapt handed them so) or as the names of a vectorcall
  * (`kwnames`, whose values follow the positional items). */
@@ -3472,7 +3507,7 @@ typedef struct {
     PyObject *kwnames;
 } Arguments;
 
-/* The keyword arguments of a vectorcall sorted as journal.sorted_keywords sorts them, as
+/* The keyword arguments of a vectorcall sorted as codec.sorted_keywords sorts them, as
  * key, value, key, value... new references in `storage` (room for FEW_KWARGS pairs) or a
  * PyMem array. A call's keyword names are always strs. */
 static PyObject **vector_kwargs(const Arguments *a, PyObject **storage, Py_ssize_t *count)
@@ -3578,7 +3613,7 @@ static int spy_emit(Spy *self, int kind, const Arguments *a, PyObject *value, Py
     inside_set(1);
     if (raised != NULL && (error = PyObject_CallOneArg(self->describe_error, raised)) == NULL)
         goto done;
-    /* Keyword order at a call site carries no meaning (see journal.sorted_keywords). */
+    /* Keyword order at a call site carries no meaning (see codec.sorted_keywords). */
     if (a != NULL && a->kwargs != NULL && PyDict_GET_SIZE(a->kwargs) > 1) {
         if ((pairs = sorted_kwargs(a->kwargs, storage, &npairs)) == NULL)
             goto done;

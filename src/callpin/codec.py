@@ -710,6 +710,35 @@ _PLACEHOLDER_STARTS = {
 _BYTE = tuple(bytes((value,)) for value in range(0x100))
 
 
+def sorted_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments sorted by name: their order at a call site carries no meaning.
+
+    Names are compared as the plain text they hold, so a `str` subclass's own
+    comparisons never decide the order, nor raise into the call being recorded.
+    Keywords already in order (as `str` names) are returned as they are, not copied.
+    """
+    if len(kwargs) < 2:
+        return kwargs
+    in_order = True
+    previous = ""
+    for name in kwargs:
+        if type(name) is not str:
+            return dict(sorted(kwargs.items(), key=_keyword_name))
+        if name < previous:
+            in_order = False
+        previous = name
+    if in_order:
+        return kwargs
+    # Plain str names, all different: the pairs are ordered by their names alone,
+    # compared by the interpreter with no key function called.
+    return dict(sorted(kwargs.items()))
+
+
+def _keyword_name(item: tuple[Any, Any]) -> Any:
+    name = item[0]
+    return str.__str__(name) if isinstance(name, str) else name
+
+
 class Encoder:
     """Canonical encoder with normalization; one per log (it owns the numbering).
 
@@ -798,7 +827,8 @@ class Encoder:
                 if not args and not kwargs:
                     return kept_empty
                 # Under a lower MAX_ITEMS the general path writes the same bytes.
-                if len(args) < 16 > len(kwargs) and MAX_ITEMS >= 15:
+                # Keywords in order: encode_call writes them as they are.
+                if len(args) < 16 > len(kwargs) and MAX_ITEMS >= 15 and sorted_keywords(kwargs) is kwargs:
                     return self.encode_call(kind, label, args, kwargs, thread, depth)
             return self._framed(kept_head, args, kwargs, kept_tail)
         # The int fields of an event are small: one byte each, written here without
@@ -851,10 +881,12 @@ class Encoder:
     def encode_call(
         self, kind: int, label: str, args: tuple[Any, ...], kwargs: dict[str, Any], thread: int, depth: int
     ) -> bytes:
-        """`encode_event(kind, label, args, kwargs, None, None, thread, depth)`: a journal's event with no outcome.
+        """`encode_event(kind, label, args, sorted_keywords(kwargs), None, None, thread, depth)`: a journal's event with no outcome.
 
-        For callers whose kind, thread and depth are ints, args a tuple and kwargs a
-        dict (`Journal.emit`'s own). An event around a kept frame, with fewer than 16
+        A call's keywords are written in name order whatever their order at the call
+        site, which carries no meaning (`sorted_keywords`). For callers whose kind,
+        thread and depth are ints, args a tuple and kwargs a dict (`Journal.emit`'s
+        own). An event around a kept frame, with fewer than 16
         args and 16 kwargs within MAX_ITEMS, is written here in two loops: the fields
         exactly as `_call_fields` writes them, the values of nearly every call (a kept
         text, an int of the 64-bit forms, None) with no call, a bool or a uuid in
@@ -867,11 +899,11 @@ class Encoder:
         """
         kept = self._frames.get((kind, label, thread, depth)) if type(label) is str else None
         if kept is None or not len(args) < 16 > len(kwargs) or MAX_ITEMS < 15:
-            return self.encode_event(kind, label, args, kwargs, None, None, thread, depth)
+            return self.encode_event(kind, label, args, sorted_keywords(kwargs), None, None, thread, depth)
         if not args and not kwargs:
             return kept[2]
         if self._stack or self._mode != _NORMAL:
-            return self._framed(kept[0], args, kwargs, kept[1])
+            return self._framed(kept[0], args, sorted_keywords(kwargs), kept[1])
         plain = self._plain
         keywords = self._keywords
         pack = self._pack
@@ -898,60 +930,64 @@ class Encoder:
             parts[1:] = (out,)
         start = len(parts)
         parts.append(byte[0x80 | len(kwargs)])
-        try:
-            for key, item in kwargs.items():
-                known = keywords.get(key) if type(key) is str else None
-                if known is not None:
-                    parts.append(known)
+        # The names are compared as they are written. A value that is numbered (a uuid,
+        # an object) waits in its place until every name is known to be in order: written
+        # in another order, it could take a number an earlier name's value should have.
+        waiting = None
+        previous = ""
+        for key, item in kwargs.items():
+            known = keywords.get(key) if type(key) is str else None
+            if known is None or key < previous:
+                parts[start:] = (self._keywords_field(kwargs),)
+                break
+            previous = key
+            parts.append(known)
+            cls = type(item)
+            known = plain.get(item) if cls is str else None
+            if known is not None:
+                parts.append(known)
+            elif cls is int and -0x20 <= item < 0x80:
+                parts.append(byte[item & 0xFF])
+            elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
+                parts.append(pack(item))
+            elif item is None:
+                parts.append(b"\xc0")
+            else:
+                if waiting is None:
+                    waiting = [len(parts)]
                 else:
+                    waiting.append(len(parts))
+                parts.append(item)
+        else:
+            if waiting is not None:
+                try:
+                    for index in waiting:
+                        parts[index] = self._call_value(parts[index], kwargs)
+                except Exception as exc:
+                    exc.__traceback__ = None
                     out = bytearray()
-                    redacted = self._keyword(key, item, kwargs, out)
-                    parts.append(out)
-                    if redacted:
-                        continue
-                cls = type(item)
-                known = plain.get(item) if cls is str else None
-                if known is not None:
-                    parts.append(known)
-                elif cls is int and -0x20 <= item < 0x80:
-                    parts.append(byte[item & 0xFF])
-                elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
-                    parts.append(pack(item))
-                elif item is None:
-                    parts.append(b"\xc0")
-                else:
-                    parts.append(self._call_value(item, kwargs))
-            written = True
-        except Exception as exc:
-            exc.__traceback__ = None
-            written = False
-        if not written:
-            out = bytearray()
-            self._pairs_field(kwargs, out)
-            parts[start:] = (out,)
+                    self._pairs_field(kwargs, out)
+                    parts[start:] = (out,)
         parts.append(kept[1])
         return b"".join(parts)
 
-    def _keyword(self, key: Any, item: Any, kwargs: dict[str, Any], out: bytearray) -> bool:
-        """A keyword name of `_flat_call`, written; True when its value is redacted, and written too.
+    def _keywords_field(self, kwargs: dict[str, Any]) -> bytearray:
+        """The kwargs field of `encode_call` written as `_call_fields` writes it, in name order.
 
-        A name that is a kept text and whose value is not redacted is kept in
-        `_keywords` with its bytes: the next call writes it with one lookup.
+        For keywords not in order, or a name not kept in `_keywords`. A name that is a
+        kept text and whose value is not redacted is kept there with its bytes: the
+        next call writes it with one lookup.
         """
-        stack = self._stack
-        stack.append(id(kwargs))
-        try:
-            self._value(key, out, 1)
-            if self._secret_key(key):
-                self._secret(item, out, 1)
-                return True
-        finally:
-            stack.pop()
-        if type(key) is str and len(self._keywords) < _PLAIN_KEPT:
-            known = self._plain.get(key)
-            if known is not None:
-                self._keywords[key] = known
-        return False
+        kwargs = sorted_keywords(kwargs)
+        out = bytearray()
+        self._kwargs_field(kwargs, out)
+        keywords = self._keywords
+        for key in kwargs:
+            if type(key) is str and len(keywords) < _PLAIN_KEPT and not self._secret_key(key):
+                known = self._plain.get(key)
+                if known is not None:
+                    keywords[key] = known
+        return out
 
     def _call_value(self, item: Any, container: Any) -> bytes | bytearray:
         """The bytes of an item of the args or kwargs field (`container`: the kwargs, else None).
@@ -1000,6 +1036,10 @@ class Encoder:
             out.append(0x90)
         elif len(items) > MAX_ITEMS or not self._whole_field(self._args, items, out):
             self._items_field(items, out)
+        self._kwargs_field(kwargs, out)
+
+    def _kwargs_field(self, kwargs: dict[str, Any], out: bytearray) -> None:
+        """An event's kwargs field (see `_call_fields`)."""
         if type(kwargs) is not dict:
             start = len(out)
             self._field(kwargs, out)

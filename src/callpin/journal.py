@@ -146,6 +146,9 @@ class Journal:
     ) -> None:
         """Encode one event and append it, in one step under the lock.
 
+        A call event's keywords may come in any order (`Encoder.encode_call` writes
+        them by name); the events with an outcome, and marks, have none.
+
         For a caller that has seen this thread's `state.inside` flag clear (every spy
         tests it before a call, and it is clear again when the call returns): the flag
         is set while the event is written.
@@ -154,8 +157,6 @@ class Journal:
         state.inside = True
         try:
             error = None if raised is None else self.describe_error(raised)
-            if len(kwargs) > 1:
-                kwargs = sorted_keywords(kwargs)
             # acquire and release, not `with`: half the time of the context manager's calls.
             lock = self.lock
             lock.acquire()
@@ -185,33 +186,6 @@ class Journal:
         """The receiver's `Instance`: its type's name and its number among that type's receivers."""
         instance: Instance = self.encoder.identities.instance(receiver)
         return instance
-
-
-def sorted_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments sorted by name: their order at a call site carries no meaning.
-
-    Names are compared as the plain text they hold, so a `str` subclass's own
-    comparisons never decide the order, nor raise into the call being recorded.
-    Keywords already in order (as `str` names) are returned as they are, not copied.
-    """
-    in_order = True
-    previous = ""
-    for name in kwargs:
-        if type(name) is not str:
-            return dict(sorted(kwargs.items(), key=_keyword_name))
-        if name < previous:
-            in_order = False
-        previous = name
-    if in_order:
-        return kwargs
-    # Plain str names, all different: the pairs are ordered by their names alone,
-    # compared by the interpreter with no key function called.
-    return dict(sorted(kwargs.items()))
-
-
-def _keyword_name(item: tuple[Any, Any]) -> Any:
-    name = item[0]
-    return str.__str__(name) if isinstance(name, str) else name
 
 
 class Spy:
