@@ -999,7 +999,8 @@ class Encoder:
         cls = type(item)
         if cls is bool:
             return b"\xc3" if item else b"\xc2"
-        if cls is _uuid.UUID and self._rules.uuid and self._mode == _NORMAL:
+        # In normal mode, as encode_call's flat path is.
+        if cls is _uuid.UUID and self._rules.uuid:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
                 return self._placeholder_bytes("uuid", key)

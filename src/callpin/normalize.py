@@ -341,10 +341,8 @@ class Numbering:
         known = self.table.get(placeholder)
         if known is None:
             known = self.table[placeholder] = {}
-        found = known.get(key)
-        if found is None:
-            found = known[key] = len(known) + 1
-        return found
+        # One lookup: a key new to the table is the next number, one in it keeps its own.
+        return known.setdefault(key, len(known) + 1)
 
     def peek(self, placeholder: str, key: str | int) -> int:
         """The number a key already has, or 0 when it has none (numbering unchanged)."""
