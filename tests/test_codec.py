@@ -856,6 +856,10 @@ def test_a_keyword_written_from_what_was_kept_is_forgotten_with_the_rules(encode
     # next around its kept frame.
     assert kwargs(token="t3", x="1") == {"token": secret("secret", 3), "x": secret("secret", 4)}
     assert kwargs(token="t3", x="1") == {"token": secret("secret", 3), "x": secret("secret", 4)}
+    # Under rules that redact nothing, a name kept as redacted is forgotten too.
+    encoder.rules = RuleSet([normalize.UUID])
+    for _ in range(3):
+        assert kwargs(token="t4", x="1") == {"token": "t4", "x": "1"}
 
 
 def test_an_event_frame_kept_under_one_rule_set_is_written_anew_under_the_next(encoder_class):
@@ -1139,6 +1143,25 @@ def test_values_of_keywords_out_of_order_are_numbered_in_name_order(encoder_clas
         "at": [codec.Placeholder("uuid", 2)],
         "key": codec.Placeholder("uuid", 2),
     }
+
+
+def test_a_redacted_keyword_is_written_on_the_flat_path_once_its_name_is_kept():
+    encoder, full = codec.Encoder(), codec.Encoder()
+    full._frames = _Forgetful()
+    first = (0, "login", (), {"password": "p0", "token": "t0", "user": "u"}, 1, 0)
+    for _ in range(2):  # the frame kept, then the names
+        encoder.encode_call(*first)
+    encoder._keywords_field = _refuse  # type: ignore[method-assign]
+    assert set(encoder._redacted_keywords) == {"password", "token"}
+    again = (0, "login", (), {"password": "p1", "token": "t0", "user": uuid.UUID(int=3)}, 1, 0)
+    written = encoder.encode_call(*again)
+    assert decode_event(written, 0, codec.Decoder()).kwargs == {
+        "password": codec.Placeholder("secret", 3),
+        "token": codec.Placeholder("secret", 2),
+        "user": codec.Placeholder("uuid", 1),
+    }
+    assert [full.encode_call(*first), full.encode_call(*first), full.encode_call(*again)][2] == written
+    assert encoder.numbering.table == full.numbering.table
 
 
 @settings(max_examples=300, deadline=None)

@@ -782,8 +782,10 @@ class Encoder:
         # whether the value under each name asked about is redacted (see _secret_key).
         self._plain: dict[str, bytes] = {}
         self._secret_names: dict[str, bool] = {}
-        # Of those texts, the keyword names whose values are not redacted (see _flat_call).
+        # Of those texts, the keyword names whose values are not redacted, and those whose
+        # values are (see encode_call).
         self._keywords: dict[str, bytes] = {}
+        self._redacted_keywords: dict[str, bytes] = {}
         # The bytes around the args and kwargs of events whose value and error are None,
         # by (kind, label, thread, depth): see encode_event.
         self._frames: dict[tuple[int, str, int, int], tuple[bytes, bytes, bytes]] = {}
@@ -906,6 +908,7 @@ class Encoder:
             return self._framed(kept[0], args, sorted_keywords(kwargs), kept[1])
         plain = self._plain
         keywords = self._keywords
+        redacted = self._redacted_keywords
         pack = self._pack
         byte = _BYTE
         parts = [kept[0], byte[0x90 | len(args)]]
@@ -931,15 +934,23 @@ class Encoder:
         start = len(parts)
         parts.append(byte[0x80 | len(kwargs)])
         # The names are compared as they are written. A value that is numbered (a uuid,
-        # an object) waits in its place until every name is known to be in order: written
-        # in another order, it could take a number an earlier name's value should have.
-        waiting = None
+        # an object, a redacted value) waits in its place until every name is known to be
+        # in order: written in another order, it could take a number an earlier name's
+        # value should have. A redacted one waits as the complement of its place.
+        waiting: list[int] = []
         previous = ""
         for key, item in kwargs.items():
             known = keywords.get(key) if type(key) is str else None
             if known is None or key < previous:
-                parts[start:] = (self._keywords_field(kwargs),)
-                break
+                known = redacted.get(key) if type(key) is str else None
+                if known is None or key < previous:
+                    parts[start:] = (self._keywords_field(kwargs),)
+                    break
+                previous = key
+                parts.append(known)
+                waiting.append(~len(parts))
+                parts.append(item)
+                continue
             previous = key
             parts.append(known)
             cls = type(item)
@@ -953,16 +964,16 @@ class Encoder:
             elif item is None:
                 parts.append(b"\xc0")
             else:
-                if waiting is None:
-                    waiting = [len(parts)]
-                else:
-                    waiting.append(len(parts))
+                waiting.append(len(parts))
                 parts.append(item)
         else:
-            if waiting is not None:
+            if waiting:
                 try:
                     for index in waiting:
-                        parts[index] = self._call_value(parts[index], kwargs)
+                        if index < 0:
+                            parts[~index] = self._item_bytes(self._secret, parts[~index], kwargs)
+                        else:
+                            parts[index] = self._call_value(parts[index], kwargs)
                 except Exception as exc:
                     exc.__traceback__ = None
                     out = bytearray()
@@ -974,19 +985,19 @@ class Encoder:
     def _keywords_field(self, kwargs: dict[str, Any]) -> bytearray:
         """The kwargs field of `encode_call` written as `_call_fields` writes it, in name order.
 
-        For keywords not in order, or a name not kept in `_keywords`. A name that is a
-        kept text and whose value is not redacted is kept there with its bytes: the
-        next call writes it with one lookup.
+        For keywords not in order, or a name kept in neither `_keywords` nor
+        `_redacted_keywords`. A name that is a kept text is kept in the one its value's
+        redaction says, with its bytes: the next call writes it with one lookup.
         """
         kwargs = sorted_keywords(kwargs)
         out = bytearray()
         self._kwargs_field(kwargs, out)
-        keywords = self._keywords
         for key in kwargs:
-            if type(key) is str and len(keywords) < _PLAIN_KEPT and not self._secret_key(key):
+            if type(key) is str and len(self._keywords) + len(self._redacted_keywords) < _PLAIN_KEPT:
                 known = self._plain.get(key)
                 if known is not None:
-                    keywords[key] = known
+                    kept = self._redacted_keywords if self._secret_key(key) else self._keywords
+                    kept[key] = known
         return out
 
     def _call_value(self, item: Any, container: Any) -> bytes | bytearray:
@@ -1004,14 +1015,18 @@ class Encoder:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
                 return self._placeholder_bytes("uuid", key)
+        return self._item_bytes(self._value, item, container)
+
+    def _item_bytes(self, write: Callable[[Any, bytearray, int], None], item: Any, container: Any) -> bytearray:
+        """The bytes `write` gives an item of the args or kwargs field, the kwargs (`container`) on the cycle stack."""
         out = bytearray()
         if container is None:
-            self._value(item, out, 1)
+            write(item, out, 1)
             return out
         stack = self._stack
         stack.append(id(container))
         try:
-            self._value(item, out, 1)
+            write(item, out, 1)
         finally:
             stack.pop()
         return out
