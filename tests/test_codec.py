@@ -1145,6 +1145,21 @@ def test_values_of_keywords_out_of_order_are_numbered_in_name_order(encoder_clas
     }
 
 
+def test_a_frame_met_with_keywords_out_of_order_sorts_them_first_from_then_on():
+    encoder, full = codec.Encoder(), codec.Encoder()
+    full._frames = _Forgetful()
+    calls = [{"amount": 1, "currency": "usd"}] * 2 + [
+        {"currency": "eur", "amount": 2},
+        {"amount": 3, "currency": "gbp"},
+    ]
+    written = [encoder.encode_call(0, "charge", (), kwargs, 1, 0) for kwargs in calls]
+    assert encoder._frames[0, "charge", 1, 0][3] is True
+    assert written == [full.encode_call(0, "charge", (), kwargs, 1, 0) for kwargs in calls]
+    # Sorted first, the keywords are written on the flat path.
+    encoder._keywords_field = _refuse  # type: ignore[method-assign]
+    assert encoder.encode_call(0, "charge", (), calls[2], 1, 0) == written[2]
+
+
 def test_a_redacted_keyword_is_written_on_the_flat_path_once_its_name_is_kept():
     encoder, full = codec.Encoder(), codec.Encoder()
     full._frames = _Forgetful()

@@ -787,8 +787,9 @@ class Encoder:
         self._keywords: dict[str, bytes] = {}
         self._redacted_keywords: dict[str, bytes] = {}
         # The bytes around the args and kwargs of events whose value and error are None,
-        # by (kind, label, thread, depth): see encode_event.
-        self._frames: dict[tuple[int, str, int, int], tuple[bytes, bytes, bytes]] = {}
+        # by (kind, label, thread, depth): see encode_event. With them, whether encode_call
+        # has met the frame's keywords out of order (it sorts them first from then on).
+        self._frames: dict[tuple[int, str, int, int], tuple[bytes, bytes, bytes, bool]] = {}
 
     # -- public --------------------------------------------------------------------
 
@@ -824,7 +825,7 @@ class Encoder:
             kept = frames.get((kind, label, thread, depth))
         # type(): a bool or an int subclass equal to an int would find the int's frame.
         if kept is not None and type(kind) is type(thread) is type(depth) is int:
-            kept_head, kept_tail, kept_empty = kept
+            kept_head, kept_tail, kept_empty, _ = kept
             if type(args) is tuple and type(kwargs) is dict:
                 if not args and not kwargs:
                     return kept_empty
@@ -877,24 +878,25 @@ class Encoder:
                 frame[:head],
                 frame[tail:],
                 frame[:head] + b"\x90\x80" + frame[tail:],
+                False,
             )
         return frame
 
     def encode_call(
         self, kind: int, label: str, args: tuple[Any, ...], kwargs: dict[str, Any], thread: int, depth: int
     ) -> bytes:
-        """`encode_event(kind, label, args, sorted_keywords(kwargs), None, None, thread, depth)`: a journal's event with no outcome.
+        """`encode_event(kind, label, args, sorted_keywords(kwargs), None, None, thread, depth)`.
 
-        A call's keywords are written in name order whatever their order at the call
-        site, which carries no meaning (`sorted_keywords`). For callers whose kind,
-        thread and depth are ints, args a tuple and kwargs a dict (`Journal.emit`'s
-        own). An event around a kept frame, with fewer than 16
-        args and 16 kwargs within MAX_ITEMS, is written here in two loops: the fields
-        exactly as `_call_fields` writes them, the values of nearly every call (a kept
-        text, an int of the 64-bit forms, None) with no call, a bool or a uuid in
-        `_call_value`, anything else by `_value`. A field whose writing raised is written
-        again item by item, as `_call_fields` does. Anything else, and an event written
-        while another value is (a registered form that records), is encode_event's.
+        A journal's event with no outcome, its keywords in name order whatever their
+        order at the call site, which carries no meaning. For callers whose kind, thread
+        and depth are ints, args a tuple and kwargs a dict (`Journal.emit`'s own). An
+        event around a kept frame, with fewer than 16 args and 16 kwargs within
+        MAX_ITEMS, is written here in two loops: the fields exactly as `_call_fields`
+        writes them, the values of nearly every call (a kept text, an int of the 64-bit
+        forms, None) with no call, a bool or a uuid in `_call_value`, anything else by
+        `_value`. A field whose writing raised is written again item by item, as
+        `_call_fields` does. Anything else, and an event written while another value is
+        (a registered form that records), is encode_event's.
 
         The event is gathered as a list of its pieces and joined once: a list's append
         costs a fraction of a bytearray's `+=`.
@@ -906,12 +908,15 @@ class Encoder:
             return kept[2]
         if self._stack or self._mode != _NORMAL:
             return self._framed(kept[0], args, sorted_keywords(kwargs), kept[1])
+        if kept[3]:
+            kwargs = sorted_keywords(kwargs)
         plain = self._plain
         keywords = self._keywords
         redacted = self._redacted_keywords
         pack = self._pack
         byte = _BYTE
-        parts = [kept[0], byte[0x90 | len(args)]]
+        # bytes, and in the kwargs field for a while a value that waits (below)
+        parts: list[Any] = [kept[0], byte[0x90 | len(args)]]
         try:
             for item in args:
                 cls = type(item)
@@ -936,58 +941,74 @@ class Encoder:
         # The names are compared as they are written. A value that is numbered (a uuid,
         # an object, a redacted value) waits in its place until every name is known to be
         # in order: written in another order, it could take a number an earlier name's
-        # value should have. A redacted one waits as the complement of its place.
-        waiting: list[int] = []
-        previous = ""
-        for key, item in kwargs.items():
-            known = keywords.get(key) if type(key) is str else None
-            if known is None or key < previous:
-                known = redacted.get(key) if type(key) is str else None
+        # value should have. A redacted one waits as the complement of its place. Names
+        # out of order are written once more sorted, and sorted first for this frame from
+        # then on; a name not kept (new, or not a kept text) sends the field to the
+        # general path.
+        retried = False
+        while True:
+            waiting: list[int] = []
+            previous = ""
+            complete = True
+            for key, item in kwargs.items():
+                known = keywords.get(key) if type(key) is str else None
                 if known is None or key < previous:
-                    parts[start:] = (self._keywords_field(kwargs),)
-                    break
+                    known = redacted.get(key) if type(key) is str else None
+                    if known is None or key < previous:
+                        complete = False
+                        break
+                    previous = key
+                    parts.append(known)
+                    waiting.append(~len(parts))
+                    parts.append(item)
+                    continue
                 previous = key
                 parts.append(known)
-                waiting.append(~len(parts))
-                parts.append(item)
-                continue
-            previous = key
-            parts.append(known)
-            cls = type(item)
-            known = plain.get(item) if cls is str else None
-            if known is not None:
-                parts.append(known)
-            elif cls is int and -0x20 <= item < 0x80:
-                parts.append(byte[item & 0xFF])
-            elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
-                parts.append(pack(item))
-            elif item is None:
-                parts.append(b"\xc0")
-            else:
-                waiting.append(len(parts))
-                parts.append(item)
-        else:
-            if waiting:
-                try:
-                    for index in waiting:
-                        if index < 0:
-                            parts[~index] = self._item_bytes(self._secret, parts[~index], kwargs)
-                        else:
-                            parts[index] = self._call_value(parts[index], kwargs)
-                except Exception as exc:
-                    exc.__traceback__ = None
-                    out = bytearray()
-                    self._pairs_field(kwargs, out)
-                    parts[start:] = (out,)
+                cls = type(item)
+                known = plain.get(item) if cls is str else None
+                if known is not None:
+                    parts.append(known)
+                elif cls is int and -0x20 <= item < 0x80:
+                    parts.append(byte[item & 0xFF])
+                elif cls is int and -0x8000_0000_0000_0000 <= item <= 0xFFFF_FFFF_FFFF_FFFF:
+                    parts.append(pack(item))
+                elif item is None:
+                    parts.append(b"\xc0")
+                else:
+                    waiting.append(len(parts))
+                    parts.append(item)
+            if complete:
+                break
+            del parts[start + 1 :]
+            ordered = sorted_keywords(kwargs)
+            if ordered is kwargs or retried:
+                parts[start:] = (self._keywords_field(kwargs),)
+                waiting = []
+                break
+            self._frames[kind, label, thread, depth] = (*kept[:3], True)
+            kwargs = ordered
+            retried = True
+        if waiting:
+            try:
+                for index in waiting:
+                    if index < 0:
+                        parts[~index] = self._secret_bytes(parts[~index], kwargs)
+                    else:
+                        parts[index] = self._call_value(parts[index], kwargs)
+            except Exception as exc:
+                exc.__traceback__ = None
+                out = bytearray()
+                self._pairs_field(kwargs, out)
+                parts[start:] = (out,)
         parts.append(kept[1])
         return b"".join(parts)
 
     def _keywords_field(self, kwargs: dict[str, Any]) -> bytearray:
         """The kwargs field of `encode_call` written as `_call_fields` writes it, in name order.
 
-        For keywords not in order, or a name kept in neither `_keywords` nor
-        `_redacted_keywords`. A name that is a kept text is kept in the one its value's
-        redaction says, with its bytes: the next call writes it with one lookup.
+        For a name kept in neither `_keywords` nor `_redacted_keywords`. A name that is a
+        kept text is kept in the one its value's redaction says, with its bytes: the next
+        call writes it with one lookup.
         """
         kwargs = sorted_keywords(kwargs)
         out = bytearray()
@@ -1015,18 +1036,25 @@ class Encoder:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
                 return self._placeholder_bytes("uuid", key)
-        return self._item_bytes(self._value, item, container)
-
-    def _item_bytes(self, write: Callable[[Any, bytearray, int], None], item: Any, container: Any) -> bytearray:
-        """The bytes `write` gives an item of the args or kwargs field, the kwargs (`container`) on the cycle stack."""
         out = bytearray()
         if container is None:
-            write(item, out, 1)
+            self._value(item, out, 1)
             return out
         stack = self._stack
         stack.append(id(container))
         try:
-            write(item, out, 1)
+            self._value(item, out, 1)
+        finally:
+            stack.pop()
+        return out
+
+    def _secret_bytes(self, item: Any, kwargs: dict[str, Any]) -> bytearray:
+        """The bytes of a redacted keyword argument's value, the kwargs on the cycle stack as `_dict` has them."""
+        out = bytearray()
+        stack = self._stack
+        stack.append(id(kwargs))
+        try:
+            self._secret(item, out, 1)
         finally:
             stack.pop()
         return out
