@@ -1094,6 +1094,33 @@ def test_a_frame_written_under_rules_replaced_meanwhile_is_not_kept():
     assert decode_event(written[0], 0, codec.Decoder()).label == "/tmp/x"
 
 
+def test_a_frame_met_out_of_order_while_a_form_replaces_the_rules_stays_with_its_rules():
+    # Under no rules `/tmp/x` is a kept text and its frame is kept; a form assigns rules
+    # that change it while the args are written, then the keywords come out of order.
+    class Switch:
+        pass
+
+    written = []
+    for encoder in (codec.Encoder(NO_RULES), codec.Encoder(NO_RULES)):
+        if written:
+            encoder._frames = _Forgetful()
+        for _ in range(2):
+            encoder.encode_call(0, "/tmp/x", (), {"a": 1, "b": 2}, 1, 0)
+
+        def form(value: Switch, encoder: codec.Encoder = encoder) -> str:
+            encoder.rules = DEFAULT_RULES
+            return "switched"
+
+        codec.register(Switch, form)
+        try:
+            encoder.encode_call(0, "/tmp/x", (Switch(),), {"b": 2, "a": 1}, 1, 0)
+        finally:
+            codec.unregister(Switch)
+        written.append(encoder.encode_call(0, "/tmp/x", (), {}, 1, 0))
+    assert written[0] == written[1]
+    assert decode_event(written[0], 0, codec.Decoder()).label != "/tmp/x"
+
+
 def _refuse(*args: Any) -> None:
     raise AssertionError("the general path was taken")
 

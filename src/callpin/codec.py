@@ -901,7 +901,9 @@ class Encoder:
         The event is gathered as a list of its pieces and joined once: a list's append
         costs a fraction of a bytearray's `+=`.
         """
-        kept = self._frames.get((kind, label, thread, depth)) if type(label) is str else None
+        # The table of the rules this event starts under (see encode_event).
+        frames = self._frames
+        kept = frames.get((kind, label, thread, depth)) if type(label) is str else None
         if kept is None or not len(args) < 16 > len(kwargs) or MAX_ITEMS < 15:
             return self.encode_event(kind, label, args, sorted_keywords(kwargs), None, None, thread, depth)
         if not args and not kwargs:
@@ -985,7 +987,7 @@ class Encoder:
                 parts[start:] = (self._keywords_field(kwargs),)
                 waiting = []
                 break
-            self._frames[kind, label, thread, depth] = (*kept[:3], True)
+            frames[kind, label, thread, depth] = (*kept[:3], True)
             kwargs = ordered
             retried = True
         if waiting:

@@ -341,8 +341,12 @@ class Numbering:
         known = self.table.get(placeholder)
         if known is None:
             known = self.table[placeholder] = {}
-        # One lookup: a key new to the table is the next number, one in it keeps its own.
-        return known.setdefault(key, len(known) + 1)
+        # One lookup: a key new to the table is the next number, one in it keeps its own,
+        # and one stored with None (not numbered yet) is the next number too.
+        found = known.setdefault(key, len(known) + 1)
+        if found is None:
+            found = known[key] = len(known) + 1
+        return found
 
     def peek(self, placeholder: str, key: str | int) -> int:
         """The number a key already has, or 0 when it has none (numbering unchanged)."""
