@@ -1149,12 +1149,18 @@ _flat_events = st.tuples(
     events=st.lists(_flat_events, min_size=2, max_size=8),
 )
 def test_flat_calls_around_kept_frames_are_the_events_written_in_full(rules, events):
-    kept, full = codec.Encoder(rules), codec.Encoder(rules)
-    full._frames = _Forgetful()
+    # encode_event writes the keywords in the order given, encode_call in name order.
+    kept, full, calls, sorted_full = (codec.Encoder(rules) for _ in range(4))
+    full._frames = sorted_full._frames = _Forgetful()
     for kind, label, args, kwargs in events:
         event = (kind, label, args, kwargs, None, None, 1, 0)
         assert kept.encode_event(*event) == full.encode_event(*event)
+        assert calls.encode_call(kind, label, args, kwargs, 1, 0) == sorted_full.encode_event(
+            kind, label, args, codec.sorted_keywords(kwargs), None, None, 1, 0
+        )
     assert kept.numbering.table == full.numbering.table
+    assert calls.numbering.table == sorted_full.numbering.table
+    assert kept._stack == calls._stack == []
 
 
 def test_values_of_keywords_out_of_order_are_numbered_in_name_order(encoder_class):
@@ -1204,22 +1210,6 @@ def test_a_redacted_keyword_is_written_on_the_flat_path_once_its_name_is_kept():
     }
     assert [full.encode_call(*first), full.encode_call(*first), full.encode_call(*again)][2] == written
     assert encoder.numbering.table == full.numbering.table
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    rules=st.sampled_from([DEFAULT_RULES, NO_RULES, RuleSet([normalize.UUID])]),
-    events=st.lists(_flat_events, min_size=2, max_size=8),
-)
-def test_flat_calls_in_any_keyword_order_are_the_events_in_name_order(rules, events):
-    kept, full = codec.Encoder(rules), codec.Encoder(rules)
-    full._frames = _Forgetful()
-    for kind, label, args, kwargs in events:
-        assert kept.encode_call(kind, label, args, kwargs, 1, 0) == full.encode_event(
-            kind, label, args, codec.sorted_keywords(kwargs), None, None, 1, 0
-        )
-    assert kept.numbering.table == full.numbering.table
-    assert kept._stack == []
 
 
 class _Forgetful(dict):  # type: ignore[type-arg]

@@ -994,7 +994,7 @@ class Encoder:
             try:
                 for index in waiting:
                     if index < 0:
-                        parts[~index] = self._secret_bytes(parts[~index], kwargs)
+                        parts[~index] = self._keyword_value(self._secret, parts[~index], kwargs)
                     else:
                         parts[index] = self._call_value(parts[index], kwargs)
             except Exception as exc:
@@ -1038,25 +1038,21 @@ class Encoder:
             key = item.int
             if type(key) is int and 0 <= key < _UUID_END:
                 return self._placeholder_bytes("uuid", key)
+        if container is not None:
+            return self._keyword_value(self._value, item, container)
         out = bytearray()
-        if container is None:
-            self._value(item, out, 1)
-            return out
-        stack = self._stack
-        stack.append(id(container))
-        try:
-            self._value(item, out, 1)
-        finally:
-            stack.pop()
+        self._value(item, out, 1)
         return out
 
-    def _secret_bytes(self, item: Any, kwargs: dict[str, Any]) -> bytearray:
-        """The bytes of a redacted keyword argument's value, the kwargs on the cycle stack as `_dict` has them."""
+    def _keyword_value(
+        self, write: Callable[[Any, bytearray, int], None], item: Any, kwargs: dict[str, Any]
+    ) -> bytearray:
+        """The bytes `write` (`_value`, `_secret`) gives a keyword argument's value, the kwargs on the cycle stack."""
         out = bytearray()
         stack = self._stack
         stack.append(id(kwargs))
         try:
-            self._secret(item, out, 1)
+            write(item, out, 1)
         finally:
             stack.pop()
         return out
