@@ -1006,13 +1006,12 @@ class Encoder:
         return b"".join(parts)
 
     def _keywords_field(self, kwargs: dict[str, Any]) -> bytearray:
-        """The kwargs field of `encode_call` written as `_call_fields` writes it, in name order.
+        """The kwargs field of `encode_call`, given in name order, written as `_call_fields` writes it.
 
         For a name kept in neither `_keywords` nor `_redacted_keywords`. A name that is a
         kept text is kept in the one its value's redaction says, with its bytes: the next
         call writes it with one lookup.
         """
-        kwargs = sorted_keywords(kwargs)
         out = bytearray()
         self._kwargs_field(kwargs, out)
         for key in kwargs:
