@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import functools
+import logging
 from typing import Any
 
 import pytest
 
 import callpin
 from callpin import codec
-from callpin.codec import Custom, Cycle, Instance, ObjectState, Opaque, decode
+from callpin.codec import Custom, Cycle, Instance, ObjectState, Opaque, Record, decode
 from callpin.fields import FieldChange
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES, NO_RULES
@@ -106,9 +108,9 @@ def test_dunder_slots_are_recorded():
 
 
 def test_an_object_without_readable_state_is_recorded_by_its_repr(encoder_class):
-    import functools
+    import itertools
 
-    assert isinstance(state(functools.partial(len), encoder_class), Opaque)
+    assert state(itertools.count(5), encoder_class) == Opaque("itertools.count", "count(5)")
     assert isinstance(state(len, encoder_class), Opaque)
     assert isinstance(state(collections, encoder_class), Opaque)
 
@@ -393,6 +395,79 @@ def test_an_object_returned_and_marked_keeps_its_number(make_module):
         client.fetch(request)
     mark, call, returned = rec.events
     assert mark.value.number == call.args[1].number == returned.value.number == 1
+
+
+class Notifier:
+    def __init__(self, channel: str) -> None:
+        self.channel = channel
+
+    def send(self, text: str) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"__getattr__ ran for {name}")
+
+
+def test_a_bound_method_is_its_function_and_its_object_by_state(encoder_class):
+    assert state(Notifier("sms").send, encoder_class) == Record(
+        "builtins.method",
+        (("__func__", "Notifier.send"), ("__self__", ObjectState(f"{MOD}.Notifier", 1, (("channel", "sms"),)))),
+    )
+
+
+def test_the_object_of_a_bound_method_has_its_number_in_the_log(make_module):
+    module = make_module("objcb", "class Gate:\n    def charge(self, on_done):\n        return 1\n")
+    gate, notifier = module.Gate(), Notifier("sms")
+    with callpin.record(None, spy=["objcb.Gate.charge"]) as rec:
+        gate.charge(notifier.send)
+        gate.charge(gate.charge)
+        gate.charge(notifier)
+    first, itself, again = rec.events
+    assert first.args[1].fields[1][1].number == again.args[1].number == 1
+    assert itself.args[0] == Instance("objcb.Gate", 1)
+    assert itself.args[1].fields == (("__func__", "Gate.charge"), ("__self__", ObjectState("objcb.Gate", 1, ())))
+
+
+def test_a_callback_bound_to_another_object_is_a_change_naming_its_state(make_module):
+    def log_of(channel: str) -> Log:
+        module = make_module("objcb2", "class Gate:\n    def charge(self, on_done):\n        return 1\n")
+        with callpin.record(None, spy=["objcb2.Gate.charge"]) as rec:
+            module.Gate().charge(Notifier(channel).send)
+        return Log.from_frames(list(rec.frames), rules=DEFAULT_RULES)
+
+    (op,) = callpin.diff(log_of("sms"), log_of("mail")).ops
+    assert op.fields == (FieldChange("args[1].__self__.channel", "sms", "mail"),)
+
+
+def test_a_partial_is_its_function_and_the_arguments_it_adds(encoder_class):
+    notifier = Notifier("sms")
+    found = state([notifier, functools.partial(notifier.send, "hi", urgent=True)], encoder_class)
+    assert found[1] == Record(
+        "functools.partial",
+        (
+            ("func", Record("builtins.method", (("__func__", "Notifier.send"), ("__self__", found[0])))),
+            ("args", ("hi",)),
+            ("keywords", {"urgent": True}),
+        ),
+    )
+
+
+class AuditLogger(logging.Logger):
+    pass
+
+
+def test_a_logger_is_its_name_whatever_else_the_process_has_logged(encoder_class):
+    service = Notifier("sms")
+    service.log = logging.getLogger("callpin.tests.service")  # type: ignore[attr-defined]
+    before = encoder_class(NO_RULES).encode(service)
+    logging.getLogger("callpin.tests.service.child").setLevel(logging.DEBUG)
+    logging.getLogger().addHandler(logging.NullHandler())
+    try:
+        assert encoder_class(NO_RULES).encode(service) == before
+    finally:
+        logging.getLogger().handlers.pop()
+    assert dict(decode(before).fields)["log"] == Custom("logging.Logger", "callpin.tests.service")
+    assert state(AuditLogger("audit"), encoder_class) == Custom(f"{MOD}.AuditLogger", "audit")
 
 
 def _log_of_one_send(url: str, make_module: Any, name: str) -> Log:

@@ -13,9 +13,12 @@ import abc
 import dataclasses
 import datetime as _dt
 import enum
+import functools
 import operator
 import pathlib
 import re
+import sys
+import types
 import uuid as _uuid
 import weakref
 from collections import Counter, UserString
@@ -509,6 +512,15 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     for kinds, convert in _BUILTIN_VALUES:
         if is_a(kinds):
             return convert
+    # Callables that hold an object, and loggers: asked of the type itself, whatever
+    # the object says its `__class__` is, since their forms read its members.
+    if cls is types.MethodType:
+        return _bound_method
+    if issubclass(cls, functools.partial):
+        return _partial
+    logging = sys.modules.get("logging")  # not imported: no logger exists
+    if logging is not None and issubclass(cls, logging.Logger):
+        return _logger
     if cls.__module__ != "builtins":
         # Mappings and sequences of other libraries (UserDict, a case-insensitive dict of
         # headers) read as their items; a UserString is a sequence of characters, and
@@ -544,6 +556,37 @@ def _by_elements(obj: Any) -> Any:
         exc.__traceback__ = None
         return _by_state(obj)
     return Custom(qualified_name(type(obj)), elements)
+
+
+def _bound_method(obj: types.MethodType) -> Record:
+    """A bound method as its function's name and the object it is bound to, written as any
+    object is, so that object has one number wherever it appears in the log."""
+    func = obj.__func__
+    name = func.__qualname__ if type(func) is types.FunctionType else func
+    return Record("builtins.method", (("__func__", name), ("__self__", obj.__self__)))
+
+
+_PARTIAL_MEMBERS = tuple((name, vars(functools.partial)[name]) for name in ("func", "args", "keywords"))
+
+
+def _partial(obj: functools.partial[Any]) -> Record:
+    """A `functools.partial` as its function and the arguments it adds, read through the
+    type's own members (a subclass's properties never run)."""
+    fields = tuple((name, member.__get__(obj, functools.partial)) for name, member in _PARTIAL_MEMBERS)
+    return Record(qualified_name(type(obj)), fields)
+
+
+def _logger(obj: Any) -> Any:
+    """A `logging.Logger` by its name, the one thing that says which logger it is: its
+    state holds the process's whole registry of loggers (every library imported so far)
+    and the levels and handlers a test runner sets."""
+    try:
+        name = object.__getattribute__(obj, "__dict__").get("name")
+    except AttributeError:
+        name = None
+    if type(name) is not str:
+        return _by_state(obj)
+    return Custom(qualified_name(type(obj)), name)
 
 
 def _by_state(obj: Any) -> Any:

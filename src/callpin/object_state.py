@@ -89,7 +89,7 @@ def instance_state(obj: Any) -> tuple[tuple[str, Any], ...] | None:
             )
         )
     if not fields and (cls.__flags__ & _WRITTEN_IN_C or vars(object)["__repr__"] is not _repr_of(cls)):
-        # A type written in C (functools.partial) keeps its data out of reach; a class
+        # A type written in C (itertools.count) keeps its data out of reach; a class
         # with no attribute set and a repr of its own (a sentinel) says what it is there.
         return None
     return tuple(fields)
