@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import functools
+import io
 import logging
 from typing import Any
 
@@ -450,6 +451,30 @@ def test_a_partial_is_its_function_and_the_arguments_it_adds(encoder_class):
             ("keywords", {"urgent": True}),
         ),
     )
+
+
+class Report(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__("sku,count\n")
+        self.name = "report.csv"
+
+    def getvalue(self) -> str:
+        raise AssertionError("the subclass's getvalue ran")
+
+
+def test_an_in_memory_file_is_what_it_holds_and_where_it_is(encoder_class):
+    read_from = io.BytesIO(b"abc")
+    read_from.read(1)
+    closed = io.StringIO("x")
+    closed.close()
+    assert state([io.StringIO("a,b\n"), read_from, closed, Report()], encoder_class) == [
+        ObjectState("_io.StringIO", 1, (("value", "a,b\n"), ("position", 0))),
+        ObjectState("_io.BytesIO", 1, (("value", b"abc"), ("position", 1))),
+        ObjectState("_io.StringIO", 2, (("closed", True),)),
+        ObjectState(f"{MOD}.Report", 1, (("value", "sku,count\n"), ("position", 0), ("name", "report.csv"))),
+    ]
+    big = io.BytesIO(b"x" * codec.OBJECT_BUDGET)
+    assert state(big, encoder_class) == Instance("_io.BytesIO", 1, over_budget=True)
 
 
 class AuditLogger(logging.Logger):

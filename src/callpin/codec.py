@@ -14,6 +14,7 @@ import dataclasses
 import datetime as _dt
 import enum
 import functools
+import io
 import operator
 import pathlib
 import re
@@ -518,6 +519,8 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
         return _bound_method
     if issubclass(cls, functools.partial):
         return _partial
+    if issubclass(cls, (io.StringIO, io.BytesIO)):
+        return _buffer
     logging = sys.modules.get("logging")  # not imported: no logger exists
     if logging is not None and issubclass(cls, logging.Logger):
         return _logger
@@ -574,6 +577,21 @@ def _partial(obj: functools.partial[Any]) -> Record:
     type's own members (a subclass's properties never run)."""
     fields = tuple((name, member.__get__(obj, functools.partial)) for name, member in _PARTIAL_MEMBERS)
     return Record(qualified_name(type(obj)), fields)
+
+
+def _buffer(obj: Any) -> ObjectState:
+    """An in-memory file by its state: what it holds and where it is, read with the io
+    type's own methods (a subclass's overrides never run), then the attributes a subclass
+    gave it. Numbered and held to the budget as any object; a closed one is `closed=True`."""
+    held: tuple[tuple[str, Any], ...]
+    try:
+        if issubclass(type(obj), io.StringIO):
+            held = (("value", io.StringIO.getvalue(obj)), ("position", io.StringIO.tell(obj)))
+        else:
+            held = (("value", io.BytesIO.getvalue(obj)), ("position", io.BytesIO.tell(obj)))
+    except ValueError:
+        held = (("closed", True),)
+    return ObjectState(qualified_name(type(obj)), 0, held + (instance_state(obj) or ()))
 
 
 def _logger(obj: Any) -> Any:
