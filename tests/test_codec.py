@@ -175,6 +175,33 @@ def test_int_enum_is_an_enum_not_an_int():
     assert decode(encode(Shade.DARK, NO_RULES)) == EnumValue(f"{__name__}.Shade", "DARK")
 
 
+class Perm(enum.IntFlag):
+    R = 4
+    W = 2
+
+
+def test_flag_values_no_member_names_are_told_apart_by_their_value(encoder_class):
+    found = decode(encoder_class(NO_RULES).encode([Perm(0), Perm(8), Perm(16), Perm.R | Perm.W, Perm.R]))
+    assert found == [
+        EnumValue(f"{__name__}.Perm", "(0)"),
+        EnumValue(f"{__name__}.Perm", "(8)"),
+        EnumValue(f"{__name__}.Perm", "(16)"),
+        EnumValue(f"{__name__}.Perm", "R|W"),
+        EnumValue(f"{__name__}.Perm", "R"),
+    ]
+    assert [repr(value) for value in found[1:3]] == ["Perm(8)", "Perm(16)"]
+
+
+def test_the_standard_streams_are_written_by_name_whichever_object_holds_them(encoder_class, monkeypatch):
+    import io
+    import sys
+
+    original = [sys.__stdin__, sys.__stdout__, sys.__stderr__]
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a test runner's capture
+    found = decode(encoder_class(NO_RULES).encode([*original, sys.stderr]))
+    assert found == [Opaque(f"sys.{name}", f"<sys.{name}>") for name in ("stdin", "stdout", "stderr", "stderr")]
+
+
 @dataclasses.dataclass(frozen=True)
 class Card:
     number: str

@@ -136,12 +136,15 @@ class Custom:
 
 @dataclass(frozen=True, slots=True)
 class EnumValue:
-    """An Enum member: its qualified type name and member name."""
+    """An Enum member: its qualified type name and member name (a flag value with no name:
+    its value's repr in parentheses, `(8)`)."""
 
     type: str
     name: str
 
     def __repr__(self) -> str:
+        if self.name.startswith("("):
+            return f"{_short(self.type)}{self.name}"
         return f"{_short(self.type)}.{self.name}"
 
 
@@ -418,6 +421,9 @@ def canonical_form(obj: Any) -> Any:
     while cls in _TRANSPARENT:
         obj = obj.__wrapped__
         cls = type(obj)
+    stream = _standard_stream(obj)
+    if stream is not None:
+        return stream
     try:
         claimed = obj.__class__
     except AttributeError:  # isinstance() too takes the type alone then
@@ -437,6 +443,19 @@ def canonical_form(obj: Any) -> Any:
         if len(_forms) < _FORMS_KEPT:
             _forms[cls] = form
     return form(obj)
+
+
+# The standard streams, current (`sys.stderr`) or original (`sys.__stderr__`), by name:
+# which object is there, and its repr (`<_io.TextIOWrapper name="<_io.FileIO name=6 ...>"`),
+# depend on the test runner's capture mode and on how many files are open.
+_STREAM_NAMES = (("stdin", "__stdin__"), ("stdout", "__stdout__"), ("stderr", "__stderr__"))
+
+
+def _standard_stream(obj: Any) -> Opaque | None:
+    for name, original in _STREAM_NAMES:
+        if obj is getattr(sys, name, None) or obj is getattr(sys, original, None):
+            return Opaque(f"sys.{name}", f"<sys.{name}>")
+    return None
 
 
 # The form of each class seen, which depends on its class alone when the object's
@@ -493,7 +512,7 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     if fn is not None:
         return lambda obj: Custom(qualified_name(type(obj)), fn(obj))
     if is_a(enum.Enum):
-        return lambda obj: EnumValue(qualified_name(type(obj)), str(obj._name_))
+        return _enum_value
     if is_a(BaseException):
         return lambda obj: ExceptionValue(qualified_name(type(obj)), tuple(obj.args))
     if dataclasses.is_dataclass(cls) and not is_a(type):
@@ -559,6 +578,13 @@ def _by_elements(obj: Any) -> Any:
         exc.__traceback__ = None
         return _by_state(obj)
     return Custom(qualified_name(type(obj)), elements)
+
+
+def _enum_value(obj: Any) -> EnumValue:
+    """An enum member by its name; a flag value with no name (`Perm(0)`, bits no member
+    has) by its value's repr, so two such values never read as one."""
+    name = obj._name_
+    return EnumValue(qualified_name(type(obj)), str(name) if name is not None else f"({obj._value_!r})")
 
 
 def _bound_method(obj: types.MethodType) -> Record:
