@@ -96,6 +96,15 @@ def test_only_arguments_naming_project_files_become_absolute(tmp_path):
     assert resolved == ["py", str(tmp_path / "tests"), "-q", "nothing"]
 
 
+def test_a_pytest_node_id_of_a_project_file_becomes_absolute_with_its_test(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("")
+    resolved = absolute_arguments(["py", "tests/test_x.py::test_one[a::b]", "gone.py::test_two", "::x"], tmp_path)
+    assert resolved == ["py", f"{tmp_path}/tests/test_x.py::test_one[a::b]", "gone.py::test_two", "::x"]
+    (tmp_path / "tests" / "pytest.ini").write_text("[pytest]\n")
+    assert keep_rootdir(["pytest", "tests/test_x.py::test_one"], tmp_path) is None
+
+
 def test_pytest_keeps_the_project_as_rootdir_only_when_no_configuration_fixes_it(tmp_path):
     project = tmp_path / "project"
     (project / "tests").mkdir(parents=True)

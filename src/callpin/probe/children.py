@@ -59,18 +59,29 @@ def resolve_command(command: list[str], root: Path) -> list[str]:
     return [os.path.abspath(found), *command[1:]]
 
 
+def _project_path(argument: str, root: Path) -> Path | None:
+    """The file or folder of the project a relative argument names, a pytest node id's
+    (`tests/test_x.py::test_one`) included; None for anything else."""
+    path = argument.split("::", 1)[0]
+    if argument.startswith("-") or not path or os.path.isabs(path):
+        return None
+    candidate = root / path
+    return candidate if candidate.exists() else None
+
+
 def absolute_arguments(command: list[str], root: Path) -> list[str]:
-    """Arguments naming files or folders of the project as absolute paths.
+    """Arguments naming files or folders of the project (or tests in them, by node id) as
+    absolute paths.
 
     In the cwd cell only the working directory moves, so those still resolve.
     """
     resolved = [command[0]]
     for argument in command[1:]:
-        candidate = root / argument
-        if not argument.startswith("-") and not os.path.isabs(argument) and candidate.exists():
-            resolved.append(str(candidate))
-        else:
+        candidate = _project_path(argument, root)
+        if candidate is None:
             resolved.append(argument)
+        else:
+            resolved.append(str(candidate) + argument[len(argument.split("::", 1)[0]) :])
     return resolved
 
 
@@ -91,7 +102,7 @@ def keep_rootdir(command: list[str], root: Path) -> str | None:
     from any working folder; without one, from a folder containing the working folder,
     which moves with it, and with it every node id and baseline path.
     """
-    starts = [root, *(root / a for a in command[1:] if not a.startswith("-") and (root / a).exists())]
+    starts = [root, *filter(None, (_project_path(a, root) for a in command[1:]))]
     for start in starts:
         folder = start if start.is_dir() else start.parent
         if any(_configured(f) for f in (folder, *folder.parents)):
