@@ -854,6 +854,25 @@ def test_a_secret_name_met_inside_a_secret_is_still_redacted_after(encoder_class
     ]
 
 
+def test_the_value_of_a_name_value_pair_under_a_secret_name_is_redacted(encoder_class):
+    # A message's headers, kept as a list of (name, value) tuples (email, http.client).
+    headers = [("Subject", "hi"), ("Authorization", "Bearer abc"), ("X-Api-Key", "k1"), ("token", None)]
+    encoded = encoder_class(DEFAULT_RULES).encode([headers, ("token", 5), ("token",), ("x", "y")])
+    assert decode(encoded) == [
+        [
+            ("Subject", "hi"),
+            ("Authorization", codec.Placeholder("secret", 1)),
+            ("X-Api-Key", codec.Placeholder("secret", 2)),
+            ("token", None),
+        ],
+        ("token", codec.Placeholder("secret", 3)),
+        ("token",),
+        ("x", "y"),
+    ]
+    assert b"Bearer abc" not in encoded and b"k1" not in encoded
+    assert b"Bearer abc" in encoder_class(NO_RULES).encode(headers)
+
+
 def test_a_plain_name_written_again_is_forgotten_with_the_rules(encoder_class):
     # `x` is written the second time from what the encoder kept; a rule set that makes
     # it a secret name must redact it from then on.

@@ -256,13 +256,19 @@ def test_a_rule_is_not_searched_in_a_text_without_its_needles():
         "userinfo",
         "private_key",
         "session_id",
+        # An acronym of two capitals or more before a camelCase word ends at that word.
+        "AWSAccessKeyId",
+        "APIKey",
+        "URLToken",
     ],
 )
 def test_names_that_say_secret_are_secret(name):
     assert secret_name(name)
 
 
-@pytest.mark.parametrize("name", ["author", "url", "headers", "tokenizer", "csrftokens", "authority", "Accept"])
+@pytest.mark.parametrize(
+    "name", ["author", "url", "headers", "tokenizer", "csrftokens", "authority", "Accept", "OAuthProvider", "oauth"]
+)
 def test_names_that_only_contain_a_secret_word_are_not(name):
     assert not secret_name(name)
 
@@ -320,6 +326,8 @@ def test_texts_that_only_look_like_a_network_location_are_kept(text):
         ("password=hunter2&user=ada", "password=<secret:1>&user=ada"),
         ("/q?myToken=zz;tokenId=9#top", "/q?myToken=<secret:1>;tokenId=<secret:2>#top"),
         ("x=1&Authorization=Bearer", "x=1&Authorization=<secret:1>"),
+        ("k?AWSAccessKeyId=AKIA1&Expires=9", "k?AWSAccessKeyId=<secret:1>&Expires=9"),
+        ("x?OAuthProvider=google", "x?OAuthProvider=google"),
         ("sent token=abc then token=abc", "sent token=<secret:1> then token=<secret:1>"),
         ("https://u:p@h/x?apiKey=k#frag", "https://<secret:1>@h/x?apiKey=<secret:2>#frag"),
         # A parameter name holds no '/', ':' or '@': nothing reaches back into the URL.

@@ -1640,6 +1640,16 @@ static int write_tuple(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
         return r;
     start = out->len;
     r = pack_array_header(out, n);
+    if (r == 0 && n == 2) {
+        /* A (name, value) pair under a secret name: a header in a list of them. */
+        int secret = secret_key(e, PyTuple_GET_ITEM(obj, 0));
+        if (secret < 0)
+            r = -1;
+        else if (secret && (r = enc_value(e, PyTuple_GET_ITEM(obj, 0), out, depth + 1)) == 0)
+            r = write_secret(e, PyTuple_GET_ITEM(obj, 1), out, depth + 1);
+        if (secret)
+            n = 0;
+    }
     for (Py_ssize_t i = 0; r == 0 && i < n; i++)
         r = enc_value(e, PyTuple_GET_ITEM(obj, i), out, depth + 1);
     if (r == 0)

@@ -1593,8 +1593,13 @@ class Encoder:
             _pack_array_header(len(obj), payload)
             value = self._value
             depth += 1
-            for item in obj:
-                value(item, payload, depth)
+            if len(obj) == 2 and self._secret_key(obj[0]):
+                # A (name, value) pair under a secret name: a header in a list of them.
+                value(obj[0], payload, depth)
+                self._secret(obj[1], payload, depth)
+            else:
+                for item in obj:
+                    value(item, payload, depth)
             _pack_ext(EXT_TUPLE, payload, out)
         finally:
             self._stack.pop()

@@ -62,7 +62,7 @@ _SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
 # `')`, a JSON string's `"`): `_scan` leaves them out of the secret (VALUE_AROUND).
 QUERY_SECRET_PATTERN = (
     r"(?:^|(?<=[?&;\s]))"
-    r"(?=(?:[^=&#;\s?/:@]*?(?:[^A-Za-z0-9=&#;\s?/:@]|[a-z0-9](?=[A-Z])))?"
+    r"(?=(?:[^=&#;\s?/:@]*?(?:[^A-Za-z0-9=&#;\s?/:@]|[a-z0-9](?=[A-Z])|(?<=[A-Z])[A-Z](?=[A-Z][a-z])))?"
     r"(?i:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey"
     r"|cookies?|credentials?|userinfo|private[-_]?key|access[-_]?key|session[-_]?id|signature)"
     r"(?:(?![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z])))"
@@ -90,7 +90,9 @@ TMP_PATTERN = (
     + "|".join(re.escape(root) for root in TMP_ROOTS)
     + r")/(?:pytest-of-[^/\s]+/pytest-(?:[0-9]+|current)/)?[^/\s'\"<>:;,|]+"
 )
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# A camelCase hump (`accessToken`), or the end of an acronym of two capitals or more
+# before one (`AWSAccessKeyId` is `AWS_Access_Key_Id`; `OAuthApp` stays `OAuth_App`).
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])")
 
 _PLACEHOLDER_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
