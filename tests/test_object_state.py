@@ -7,6 +7,7 @@ import collections.abc
 import functools
 import io
 import logging
+import uuid
 from typing import Any
 
 import pytest
@@ -226,11 +227,41 @@ def test_an_object_is_written_with_its_state_at_each_appearance(encoder_class):
     assert dict(after.fields)["url"] == "https://x/b"
 
 
-def test_an_object_past_the_budget_is_recorded_by_identity(encoder_class):
+def cut(type_name: str, number: int, obj: Any, rules: Any = NO_RULES) -> Instance:
+    """What the budget writes for `obj`: its identity and the digest of its state."""
+    return Instance(type_name, number, True, codec.state_digest(obj, rules))
+
+
+def test_an_object_past_the_budget_is_recorded_by_identity_and_the_digest_of_its_state(encoder_class):
     big = PreparedRequest("x" * codec.OBJECT_BUDGET)
-    assert state(big, encoder_class) == Instance(f"{MOD}.PreparedRequest", 1, over_budget=True)
+    assert state(big, encoder_class) == cut(f"{MOD}.PreparedRequest", 1, big)
     just_in = PreparedRequest("x" * (codec.OBJECT_BUDGET - 200))
     assert isinstance(state(just_in, encoder_class), ObjectState)
+
+
+def test_the_digest_of_a_cut_object_changes_with_its_state_alone(encoder_class):
+    def digest(url: str, body: Any) -> Any:
+        encoder = encoder_class(DEFAULT_RULES)
+        encoder.encode(["https://x/other", PreparedRequest("y")])  # numbers taken before it
+        return decode(encoder.encode(PreparedRequest(url, body))).digest
+
+    body = b"x" * codec.OBJECT_BUDGET
+    first = digest("https://x/a", body)
+    assert first is not None and len(first) == 8
+    # Its numbers and placeholders count from 1 inside it: what else the log holds, and
+    # a uuid or a timestamp the rules number, change nothing.
+    assert digest("https://x/a", body) == first
+    assert digest(f"https://x/{uuid.uuid4()}", body) == digest(f"https://x/{uuid.uuid4()}", body)
+    assert digest("https://x/b", body) != first
+    assert digest("https://x/a", body + b"!") != first
+
+
+def test_a_cut_object_of_a_format_1_2_log_reads_without_a_digest_and_writes_the_same_bytes(encoder_class):
+    written = bytes.fromhex("c70a1792a75265717565737401")  # ext 23 ["Request", 1], as 1.2 wrote it
+    found = decode(written)
+    assert found == Instance("Request", 1, True) and found.digest is None
+    assert repr(found) == "<Request#1, over the state budget>"
+    assert encoder_class(NO_RULES).encode(found) == written
 
 
 class Heavy:
@@ -250,8 +281,8 @@ def test_an_object_over_the_budget_because_of_objects_it_holds_keeps_its_own_val
         1,
         (
             ("amount", 1500),
-            ("lines", [Instance(heavy, 1, True), {"k": Instance(heavy, 2, True)}]),
-            ("owner", Instance(heavy, 3, True)),
+            ("lines", [cut(heavy, 1, Heavy()), {"k": cut(heavy, 2, Heavy())}]),
+            ("owner", cut(heavy, 3, Heavy())),
             ("reference", "ord-1"),
         ),
     )
@@ -264,7 +295,7 @@ def test_an_object_over_the_budget_even_shallow_is_its_identity_and_the_next_obj
     encoder = encoder_class(NO_RULES)
     big = PreparedRequest("x" * codec.OBJECT_BUDGET)
     big.headers = Heavy()
-    assert decode(encoder.encode(big)) == Instance(f"{MOD}.PreparedRequest", 1, over_budget=True)
+    assert decode(encoder.encode(big)) == cut(f"{MOD}.PreparedRequest", 1, big)
     nested = Session()
     nested.inner = Session()
     assert decode(encoder.encode(nested)).fields == (("inner", ObjectState(f"{MOD}.Session", 2, ())),)
@@ -276,7 +307,8 @@ def test_an_object_cut_by_the_budget_says_so_in_the_log_and_one_by_identity_on_p
     big = PreparedRequest("x" * codec.OBJECT_BUDGET)
     encoded = encoder_class(NO_RULES).encode(big)
     assert encoded[:3] == bytes((0xC7, len(encoded) - 3, codec.EXT_OVER_BUDGET))
-    assert repr(decode(encoded)) == "<PreparedRequest#1, over the state budget>"
+    digest = codec.state_digest(big, NO_RULES).hex()
+    assert repr(decode(encoded)) == f"<PreparedRequest#1, over the state budget, digest {digest}>"
     # (test_objects_nested_past_the_object_depth_are_recorded_by_identity: past the depth, ext 20)
     callpin.register(Session, callpin.identity)
     try:
@@ -327,7 +359,7 @@ def test_a_written_baseline_names_the_objects_it_does_not_pin_in_full(make_modul
     assert recording.past_budget == {(f"{MOD}.PreparedRequest", "identity"): 1}
     assert pinned.note == (
         f"wrote {baseline} (2 events); objects over the {codec.OBJECT_BUDGET}-byte state budget:"
-        f" {MOD}.PreparedRequest by identity alone, nothing of its state pinned (1x);"
+        f" {MOD}.PreparedRequest by identity and a digest of its state alone (a change shows, not where) (1x);"
         " register a form to pin what matters of them (docs/api.md)"
     )
     # Under the budget, the note is what it was.
@@ -345,10 +377,29 @@ def test_show_and_diff_say_where_the_budget_cut_an_object(make_module, tmp_path)
         module.send(PreparedRequest("https://x/a"))
     code, shown, _ = run_in(tmp_path, "show", "old.cpin")
     assert code == 0
-    assert "cut_send.send(<PreparedRequest#1, over the state budget>)" in shown
+    assert "cut_send.send(<PreparedRequest#1, over the state budget, digest " in shown
     code, diffed, _ = run_in(tmp_path, "diff", "old.cpin", "new.cpin")
     assert code == 1
-    assert "args[0]: <PreparedRequest#1, over the state budget> → PreparedRequest#1(" in diffed
+    assert "args[0]: <PreparedRequest#1, over the state budget, digest " in diffed
+    assert "> → PreparedRequest#1(" in diffed
+
+
+def test_a_change_inside_an_object_cut_by_the_budget_fails_its_pin(make_module, tmp_path):
+    # An email over the budget: its subject changed is a drift, not a silent pass.
+    module = make_module("cut_mail", "def send(message):\n    return 1\n")
+
+    def send(subject: str) -> None:
+        request = PreparedRequest("mailto:ada", b"x" * codec.OBJECT_BUDGET)
+        request.headers = {"Subject": subject}
+        module.send(request)
+
+    with callpin.pin(tmp_path / "mail.cpin", spy=["cut_mail.send"], mode="new"):
+        send("Your invoice")
+    with callpin.pin(tmp_path / "mail.cpin", spy=["cut_mail.send"], mode="check"):
+        send("Your invoice")
+    with pytest.raises(callpin.Drift, match="args\\[0\\]: <PreparedRequest#1, over the state budget, digest "):
+        with callpin.pin(tmp_path / "mail.cpin", spy=["cut_mail.send"], mode="check"):
+            send("URGENT: wire money")
 
 
 def test_objects_nested_past_the_object_depth_are_recorded_by_identity(encoder_class):
@@ -474,7 +525,7 @@ def test_an_in_memory_file_is_what_it_holds_and_where_it_is(encoder_class):
         ObjectState(f"{MOD}.Report", 1, (("value", "sku,count\n"), ("position", 0), ("name", "report.csv"))),
     ]
     big = io.BytesIO(b"x" * codec.OBJECT_BUDGET)
-    assert state(big, encoder_class) == Instance("_io.BytesIO", 1, over_budget=True)
+    assert state(big, encoder_class) == cut("_io.BytesIO", 1, big)
 
 
 class AuditLogger(logging.Logger):

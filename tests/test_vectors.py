@@ -75,9 +75,9 @@ DECODED: dict[str, Any] = {
             f"{MOD}.Request", 2, (("method", "POST"), ("headers", {"Accept": "*/*"}), ("url", "https://example.com/b"))
         ),
     ],
-    "object-past-budget": Instance(f"{MOD}.Request", 1, over_budget=True),
+    "object-past-budget": Instance(f"{MOD}.Request", 1, True, bytes.fromhex("4709f41e82c68e43")),
     "object-past-budget-shallow": ObjectState(
-        f"{MOD}.Chain", 1, (("inner", Instance(f"{MOD}.Request", 1, over_budget=True)),)
+        f"{MOD}.Chain", 1, (("inner", Instance(f"{MOD}.Request", 1, True, bytes.fromhex("4709f41e82c68e43"))),)
     ),
     "object-nested-past-depth": ObjectState(
         f"{MOD}.Chain",

@@ -58,6 +58,7 @@ static PyObject *numbering_type;     /* Numbering */
 static PyObject *builtin_rules;      /* BUILTIN_RULES: a tuple of the rules scanned in C */
 static PyObject *fn_canonical_form;  /* canonical_form(value) */
 static PyObject *fn_qualified_name;  /* qualified_name(type) */
+static PyObject *fn_state_digest;   /* state_digest(obj, rules): 8 bytes */
 static PyObject *fn_normalize_text;  /* normalize_text(text, rules, numbering, *, reprs, peek) */
 static PyObject *fn_limits;          /* limits() -> (max depth, max str, max items) */
 static PyObject *identities_type;    /* Identities */
@@ -67,7 +68,7 @@ static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
     *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems, *t_object_state;
 
 /* Interned attribute and key names: immutable once made at import. */
-static PyObject *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
+static PyObject *s_digest, *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
     *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
@@ -2247,17 +2248,68 @@ static int write_name_number(PyObject *obj, PyObject *name, int code, Buf *out)
     return r < 0 ? -1 : ext_end(out, start, code);
 }
 
-/* codec.Encoder._instance (an exact Instance): ext 20, or ext 23 when its over_budget is true */
+/* codec.Encoder._over_budget: ext 23, [type, number, digest] */
+static int write_over_budget(PyObject *instance, PyObject *digest, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    PyObject *number;
+    int r;
+    if (!PyBytes_CheckExact(digest) || PyBytes_GET_SIZE(digest) != 8) {
+        PyErr_SetString(PyExc_TypeError, "a state digest is 8 bytes");
+        return -1;
+    }
+    if (buf_byte(out, 0x93) < 0 || write_plain_attr(instance, s_type, out) < 0)
+        return -1;
+    number = PyObject_GetAttr(instance, s_number);
+    if (number == NULL)
+        return -1;
+    r = pack_field_int(out, number);
+    Py_DECREF(number);
+    if (r < 0 || pack_bin(out, PyBytes_AS_STRING(digest), 8) < 0)
+        return -1;
+    return ext_end(out, start, EXT_OVER_BUDGET);
+}
+
+/* codec.Encoder._cut: an object the budget writes by identity, with the digest of its
+ * state (codec.state_digest) in normal mode, zeros of the same size otherwise. */
+static int write_cut(Encoder *e, PyObject *obj, PyObject *instance, Buf *out)
+{
+    PyObject *digest;
+    int r;
+    if (e->mode == MODE_NORMAL)
+        digest = PyObject_CallFunctionObjArgs(fn_state_digest, obj, e->rules, NULL);
+    else
+        digest = PyBytes_FromStringAndSize("\0\0\0\0\0\0\0\0", 8);
+    if (digest == NULL)
+        return -1;
+    r = write_over_budget(instance, digest, out);
+    Py_DECREF(digest);
+    return r;
+}
+
+/* codec.Encoder._instance (an exact Instance): ext 20, or ext 23 when its over_budget is
+ * true (with its digest; without one, as a 1.2 log has it) */
 static int write_instance(PyObject *obj, Buf *out)
 {
-    PyObject *flag = slot_get(obj, instance_over_budget_slot, s_over_budget);
-    int over;
+    PyObject *flag = slot_get(obj, instance_over_budget_slot, s_over_budget), *digest;
+    int over, r;
     if (flag == NULL)
         return -1;
     over = PyObject_IsTrue(flag);
     Py_DECREF(flag);
     if (over < 0)
         return -1;
+    if (over) {
+        digest = PyObject_GetAttr(obj, s_digest);
+        if (digest == NULL)
+            return -1;
+        if (digest != Py_None) {
+            r = write_over_budget(obj, digest, out);
+            Py_DECREF(digest);
+            return r;
+        }
+        Py_DECREF(digest);
+    }
     return write_name_number(obj, s_type, over ? EXT_OVER_BUDGET : EXT_INSTANCE, out);
 }
 
@@ -2439,8 +2491,8 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
     if (instance == NULL)
         goto done;
     if (e->objects >= e->max_objects) {
-        /* inside the state of an object written shallow, cut by the budget */
-        r = write_name_number(instance, s_type, e->shallow ? EXT_OVER_BUDGET : EXT_INSTANCE, out);
+        /* past the object depth; inside the state of an object written shallow, cut by the budget */
+        r = e->shallow ? write_cut(e, obj, instance, out) : write_name_number(instance, s_type, EXT_INSTANCE, out);
         goto done;
     }
     number = PyObject_GetAttr(instance, s_number);
@@ -2475,7 +2527,7 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
         }
         if (r == 0) {
             if (measured.len > e->object_budget)
-                r = write_name_number(instance, s_type, EXT_OVER_BUDGET, out);
+                r = write_cut(e, obj, instance, out);
             else if (e->mode == MODE_RAW)
                 r = buf_put(out, measured.data, measured.len);
             else
@@ -4502,6 +4554,7 @@ static const Part parts[] = {
     {"canonical_form", &fn_canonical_form, PART_CALLABLE},
     {"qualified_name", &fn_qualified_name, PART_CALLABLE},
     {"normalize_text", &fn_normalize_text, PART_CALLABLE},
+    {"state_digest", &fn_state_digest, PART_CALLABLE},
     {"limits", &fn_limits, PART_CALLABLE},
     {"DEFAULT_RULES", &default_rules, PART_OBJECT},
     {"Numbering", &numbering_type, PART_TYPE},
@@ -4633,7 +4686,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     if (intern(&s_type, "type") < 0 || intern(&s_fields, "fields") < 0 || intern(&s_value, "value") < 0
         || intern(&s_name, "name") < 0 || intern(&s_args, "args") < 0 || intern(&s_number, "number") < 0
-        || intern(&s_over_budget, "over_budget") < 0
+        || intern(&s_over_budget, "over_budget") < 0 || intern(&s_digest, "digest") < 0
         || intern(&s_repr, "repr") < 0 || intern(&s_reason, "reason") < 0 || intern(&s_up, "up") < 0
         || intern(&s_items, "items") < 0 || intern(&s_frozen, "frozen") < 0 || intern(&s_int, "int") < 0
         || intern(&s_bytes, "bytes") < 0 || intern(&s_isoformat, "isoformat") < 0

@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 import msgpack
+import xxhash
 
 from .errors import CorruptLog, LimitExceeded, UsageError
 from .normalize import BUILTIN_RULES, DEFAULT_RULES, Numbering, RuleSet, may_match, normalize_text
@@ -210,13 +211,18 @@ class Unencodable:
 class Instance:
     """An object by its identity alone: the n-th distinct instance of its class in the log
     (a spied method's receiver, an object past the object depth or registered by identity).
-    `over_budget`: written so because its state was over `OBJECT_BUDGET`, nothing of it pinned."""
+    `over_budget`: written so because its state was over `OBJECT_BUDGET`; `digest` (since
+    format 1.3) is then the 8-byte digest of that state (`state_digest`), so a change of
+    the state still shows, though not where. None in a 1.2 log."""
 
     type: str
     number: int
     over_budget: bool = False
+    digest: bytes | None = None
 
     def __repr__(self) -> str:
+        if self.digest is not None:
+            return f"<{_short(self.type)}#{self.number}, over the state budget, digest {self.digest.hex()}>"
         if self.over_budget:
             return f"<{_short(self.type)}#{self.number}, over the state budget>"
         return f"<{_short(self.type)}#{self.number}>"
@@ -288,8 +294,8 @@ class Identities:
 
     `past_budget` counts the outermost objects whose state was over `OBJECT_BUDGET`, by
     type name and how they were written: `"shallow"` (their own values, the objects they
-    hold by identity) or `"identity"` (by identity alone: nothing of their state is
-    pinned). Both encoders tell it through `note_past_budget`, in normal mode only.
+    hold by identity) or `"identity"` (by identity and a digest of their state alone: a
+    change shows, not where). Both encoders tell it through `note_past_budget`, in normal mode only.
     """
 
     __slots__ = ("counts", "instances", "past_budget")
@@ -849,6 +855,8 @@ class Encoder:
         # (MAX_OBJECT_DEPTH; 1 while an object over the budget is written shallow).
         self._objects = 0
         self._object_depth: int | None = None
+        # The state budget of an outermost object; None (`state_digest`'s encoder): none.
+        self._budget: int | None = OBJECT_BUDGET
         # msgpack's packer writes an int of the 64-bit forms and a float exactly as the
         # canonical form has them (the smallest form; float 64), in one call.
         self._pack: Callable[[Any], bytes] = msgpack.Packer().pack
@@ -1351,10 +1359,13 @@ class Encoder:
         limit = MAX_OBJECT_DEPTH if self._object_depth is None else self._object_depth
         if self._objects >= limit:
             # An object inside the state of one written shallow is cut by the budget.
-            self._identity_alone(instance, self._object_depth is not None, out)
+            if self._object_depth is None:
+                self._identity_alone(instance, False, out)
+            else:
+                self._cut(obj, instance, out)
             return
         state = ObjectState(form.type, instance.number, form.fields)
-        if self._objects != 0:
+        if self._objects != 0 or self._budget is None:
             self._object_state(state, out, depth)
             return
         # Measured without normalization (nor numbering anything): the choice is the same
@@ -1372,7 +1383,7 @@ class Encoder:
             if shallow and self._mode == _NORMAL:
                 self.identities.note_past_budget(form.type, "identity" if alone else "shallow")
             if alone:
-                self._identity_alone(instance, True, out)
+                self._cut(obj, instance, out)
             elif self._mode == _RAW:
                 out += measured
             else:
@@ -1808,14 +1819,30 @@ class Encoder:
         _pack_ext(EXT_UNENCODABLE, payload, out)
 
     def _instance(self, obj: Instance, out: bytearray, depth: int) -> None:
-        self._identity_alone(obj, obj.over_budget, out)
+        if obj.over_budget and obj.digest is not None:
+            self._over_budget(obj, obj.digest, out)
+        else:
+            self._identity_alone(obj, obj.over_budget, out)
 
     def _identity_alone(self, obj: Instance, over_budget: bool, out: bytearray) -> None:
-        """An object's `Instance`: ext 20, or ext 23 when it is written so because its state was over the budget."""
+        """An object's `Instance`: ext 20, or ext 23 as a 1.2 log has it (no digest)."""
         payload = bytearray(b"\x92")
         self._plain_str(obj.type, payload)
         _pack_field_int(obj.number, payload)
         _pack_ext(EXT_OVER_BUDGET if over_budget else EXT_INSTANCE, payload, out)
+
+    def _cut(self, obj: Any, instance: Instance, out: bytearray) -> None:
+        """An object the budget writes by identity: ext 23 with the digest of its state
+        (zeros, of the same size, while measuring or ordering: written in normal mode only)."""
+        digest = state_digest(obj, self._rules) if self._mode == _NORMAL else _NO_DIGEST
+        self._over_budget(instance, digest, out)
+
+    def _over_budget(self, obj: Instance, digest: bytes, out: bytearray) -> None:
+        payload = bytearray(b"\x93")
+        self._plain_str(obj.type, payload)
+        _pack_field_int(obj.number, payload)
+        _pack_bin(digest, payload)
+        _pack_ext(EXT_OVER_BUDGET, payload, out)
 
     def _pairs(self, obj: Pairs, out: bytearray, depth: int) -> None:
         items = tuple(obj.items)
@@ -1834,6 +1861,19 @@ class Encoder:
         for encoded in self._sorted_elements(items, depth + 1):
             payload += encoded
         _pack_ext(EXT_FROZENSET if obj.frozen else EXT_SET, payload, out)
+
+
+_NO_DIGEST = bytes(8)
+
+
+def state_digest(obj: Any, rules: RuleSet) -> bytes:
+    """The 8-byte digest (xxh3-64, big-endian) of `obj` written by its state with `rules`
+    and no budget, by a fresh Python encoder: its numbers and placeholders count from 1
+    inside it, so the digest says what the object holds whatever else the log holds.
+    Both encoders write this for an object the budget writes by identity."""
+    encoder = Encoder(rules)
+    encoder._budget = None
+    return xxhash.xxh3_64_digest(encoder.encode(obj))
 
 
 def uuid_key(value: _uuid.UUID) -> int:
@@ -1955,6 +1995,7 @@ SPEEDUPS_INTERFACE: Mapping[str, object] = MappingProxyType(
         "canonical_form": canonical_form,
         "qualified_name": qualified_name,
         "normalize_text": normalize_text,
+        "state_digest": state_digest,
         "limits": limits,
         "object_limits": (MAX_OBJECT_DEPTH, OBJECT_BUDGET),
         "DEFAULT_RULES": DEFAULT_RULES,
@@ -2097,9 +2138,18 @@ class Decoder:
         if code == EXT_UNENCODABLE:
             type_name, reason = self._parts(data, 2, str, str)
             return Unencodable(type_name, reason)
-        if code == EXT_INSTANCE or code == EXT_OVER_BUDGET:
+        if code == EXT_INSTANCE:
             type_name, number = self._parts(data, 2, str, int)
-            return Instance(type_name, number, code == EXT_OVER_BUDGET)
+            return Instance(type_name, number)
+        if code == EXT_OVER_BUDGET:
+            parts = self._array(data)
+            if len(parts) == 2:  # format 1.2: no digest
+                type_name, number = self._parts(data, 2, str, int)
+                return Instance(type_name, number, True)
+            type_name, number, digest = self._parts(data, 3, str, int, bytes)
+            if len(digest) != 8:
+                raise CorruptLog(self.path, "malformed ext payload")
+            return Instance(type_name, number, True, digest)
         raise CorruptLog(self.path, f"unknown ext type {code}")
 
     def _array(self, data: bytes) -> list[Any]:

@@ -23,8 +23,8 @@ PROBE_VARIABLE = "CALLPIN_PROBE"
 _FALSE = ("", "0", "false", "no", "off")
 # How an object over the state budget was written (codec.Identities.past_budget).
 _PAST_BUDGET = {
-    "shallow": "written shallow, the objects it holds by identity",
-    "identity": "by identity alone, nothing of its state pinned",
+    "shallow": "written shallow, the objects it holds by identity and a digest of their state",
+    "identity": "by identity and a digest of its state alone (a change shows, not where)",
 }
 
 

@@ -192,7 +192,7 @@ class Recording:
     def past_budget(self) -> dict[tuple[str, str], int]:
         """Outermost objects whose state was over `codec.OBJECT_BUDGET`, counted by
         `(type name, how)`: "shallow" (their own values pinned, the objects they hold by
-        identity) or "identity" (by identity alone: nothing of their state pinned)."""
+        identity) or "identity" (by identity and a digest of their state alone)."""
         return dict(self._journal.encoder.identities.past_budget)
 
     def log(self) -> Log:

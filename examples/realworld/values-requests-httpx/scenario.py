@@ -57,11 +57,11 @@ LIBRARIES = {
 UPLOAD_TESTS = "tests/test_upload.py"
 UPLOAD_BASELINE = "baselines/tests/test_upload/test_upload_counts_pins_the_adapter_call.cpin"
 UPLOAD_NOTE = (
-    "objects over the 4096-byte state budget: requests.models.PreparedRequest by identity alone,"
-    " nothing of its state pinned (1x)"
+    "objects over the 4096-byte state budget: requests.models.PreparedRequest by identity and a digest of"
+    " its state alone (a change shows, not where) (1x)"
 )
-# How `callpin show` writes the request the budget wrote by identity (format 1.2, ext 23).
-UPLOAD_CUT = "<PreparedRequest#1, over the state budget>"
+# How `callpin show` writes the request the budget wrote by identity (format 1.3, ext 23).
+UPLOAD_CUT = "<PreparedRequest#1, over the state budget, digest "
 SECRETS = (b"tok-3f9c2a71d0e84b56", b"hunter2", base64.b64encode(b"shop:hunter2"), b"letmein")
 
 
