@@ -546,6 +546,31 @@ def test_a_logger_is_its_name_whatever_else_the_process_has_logged(encoder_class
     assert state(AuditLogger("audit"), encoder_class) == Custom(f"{MOD}.AuditLogger", "audit")
 
 
+def test_objects_written_by_their_repr_never_share_an_address_number(make_module):
+    # Two fresh callbacks, each dropped after its call: the second would get the first's
+    # address, and read as the same object passed twice.
+    import gc
+    import weakref
+
+    module = make_module("objrepr", "class Gate:\n    def charge(self, on_done):\n        return 1\n")
+    gate = module.Gate()
+
+    def make() -> Any:
+        return lambda: 1
+
+    gone = []
+    with callpin.record(None, spy=["objrepr.Gate.charge"]) as rec:
+        for _ in range(2):
+            callback = make()
+            gone.append(weakref.ref(callback))
+            gate.charge(callback)
+            del callback
+    first, second = (event.args[1].repr for event in rec.events)
+    assert first.endswith("at <addr:1>>") and second.endswith("at <addr:2>>")
+    gc.collect()
+    assert [ref() for ref in gone] == [None, None]  # held until the recording ended
+
+
 def _log_of_one_send(url: str, make_module: Any, name: str) -> Log:
     module = make_module(name, "class Session:\n    def send(self, request):\n        return 1\n")
     with callpin.record(None, spy=[f"{name}.Session.send"]) as rec:

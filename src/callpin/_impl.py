@@ -42,6 +42,7 @@ if not _forced_python:
     else:
         _speedups.configure(**codec.SPEEDUPS_INTERFACE)
         Encoder = _speedups.Encoder
+        codec.digest_with(Encoder)
         Spy = _speedups.Spy
         Lock = _speedups.Lock
         ThreadState = _speedups.ThreadState

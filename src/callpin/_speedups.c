@@ -58,7 +58,7 @@ static PyObject *numbering_type;     /* Numbering */
 static PyObject *builtin_rules;      /* BUILTIN_RULES: a tuple of the rules scanned in C */
 static PyObject *fn_canonical_form;  /* canonical_form(value) */
 static PyObject *fn_qualified_name;  /* qualified_name(type) */
-static PyObject *fn_state_digest;   /* state_digest(obj, rules): 8 bytes */
+static PyObject *fn_state_digest;   /* state_digest(obj, rules, levels): 8 bytes */
 static PyObject *fn_normalize_text;  /* normalize_text(text, rules, numbering, *, reprs, peek) */
 static PyObject *fn_limits;          /* limits() -> (max depth, max str, max items) */
 static PyObject *identities_type;    /* Identities */
@@ -68,7 +68,7 @@ static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
     *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems, *t_object_state;
 
 /* Interned attribute and key names: immutable once made at import. */
-static PyObject *s_digest, *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
+static PyObject *s_kept, *s_digest, *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
     *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
@@ -2277,7 +2277,7 @@ static int write_cut(Encoder *e, PyObject *obj, PyObject *instance, Buf *out)
     PyObject *digest;
     int r;
     if (e->mode == MODE_NORMAL)
-        digest = PyObject_CallFunctionObjArgs(fn_state_digest, obj, e->rules, NULL);
+        digest = PyObject_CallFunction(fn_state_digest, "OOn", obj, e->rules, e->objects);
     else
         digest = PyBytes_FromStringAndSize("\0\0\0\0\0\0\0\0", 8);
     if (digest == NULL)
@@ -2564,6 +2564,24 @@ static int write_identity(Encoder *e, PyObject *obj, PyObject *form, Buf *out)
     return r;
 }
 
+/* Identities.kept[id(obj)] = obj: an object written by its repr is held until the log is
+ * finished, so the address its repr may show is no other object's in the log. */
+static int keep_alive(Encoder *e, PyObject *obj)
+{
+    PyObject *kept = PyObject_GetAttr(e->identities, s_kept), *key;
+    int r = -1;
+    if (kept == NULL)
+        return -1;
+    key = PyLong_FromVoidPtr(obj);
+    if (key != NULL && PyDict_Check(kept))
+        r = PyDict_SetItem(kept, key, obj);
+    else if (key != NULL)
+        PyErr_SetString(PyExc_TypeError, "Identities.kept is not a dict");
+    Py_XDECREF(key);
+    Py_DECREF(kept);
+    return r;
+}
+
 /* A value of a type without a handler: pushed, then its canonical form is written. */
 static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
@@ -2586,6 +2604,8 @@ static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth
     } else if (kind == K_UNKNOWN) {
         PyErr_Format(PyExc_TypeError, "canonical form of %R is %R", (PyObject *)Py_TYPE(obj),
                      (PyObject *)Py_TYPE(form));
+        r = -1;
+    } else if (kind == K_OPAQUE && e->mode == MODE_NORMAL && keep_alive(e, obj) < 0) {
         r = -1;
     } else {
         r = write_handled(e, form, kind, out, depth);
@@ -2845,6 +2865,37 @@ static PyObject *Encoder_encode(Encoder *self, PyObject *value)
     return finish(&out, enc_value(self, value, &out, 0));
 }
 
+PyDoc_STRVAR(encode_whole_doc, "encode_whole(value, levels)\n--\n\n"
+             "codec.Encoder.encode_whole: `value` with no state budget, as written `levels` object states deep.");
+
+static PyObject *Encoder_encode_whole(Encoder *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    char storage[512];
+    Buf out;
+    Py_ssize_t levels, budget = self->object_budget, objects = self->objects;
+    int r;
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "encode_whole() takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    levels = PyLong_AsSsize_t(args[1]);
+    if (levels == -1 && PyErr_Occurred())
+        return NULL;
+    if (levels < 0 || levels > self->max_objects) {
+        PyErr_SetString(PyExc_ValueError, "encode_whole(): levels out of range");
+        return NULL;
+    }
+    if (ready(self) < 0)
+        return NULL;
+    buf_init(&out, storage, sizeof(storage));
+    self->object_budget = PY_SSIZE_T_MAX;
+    self->objects = levels;
+    r = enc_value(self, args[0], &out, 0);
+    self->object_budget = budget;
+    self->objects = objects;
+    return finish(&out, r);
+}
+
 static const char *const event_fields[8] = {"kind", "label", "args", "kwargs", "value", "error", "thread", "depth"};
 
 static int event_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **given)
@@ -3068,6 +3119,7 @@ static PyObject *Encoder_encode_call(Encoder *self, PyObject *const *args, Py_ss
 
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O, encode_doc},
+    {"encode_whole", (PyCFunction)(void (*)(void))Encoder_encode_whole, METH_FASTCALL, encode_whole_doc},
     {"encode_event", (PyCFunction)(void (*)(void))Encoder_encode_event, METH_FASTCALL | METH_KEYWORDS,
      encode_event_doc},
     {"encode_call", (PyCFunction)(void (*)(void))Encoder_encode_call, METH_FASTCALL, encode_call_doc},
@@ -4686,7 +4738,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     if (intern(&s_type, "type") < 0 || intern(&s_fields, "fields") < 0 || intern(&s_value, "value") < 0
         || intern(&s_name, "name") < 0 || intern(&s_args, "args") < 0 || intern(&s_number, "number") < 0
-        || intern(&s_over_budget, "over_budget") < 0 || intern(&s_digest, "digest") < 0
+        || intern(&s_over_budget, "over_budget") < 0 || intern(&s_digest, "digest") < 0 || intern(&s_kept, "kept") < 0
         || intern(&s_repr, "repr") < 0 || intern(&s_reason, "reason") < 0 || intern(&s_up, "up") < 0
         || intern(&s_items, "items") < 0 || intern(&s_frozen, "frozen") < 0 || intern(&s_int, "int") < 0
         || intern(&s_bytes, "bytes") < 0 || intern(&s_isoformat, "isoformat") < 0

@@ -289,7 +289,8 @@ class Identities:
     Receivers of spied methods and objects recorded by value share these numbers, so one
     object reads as one instance wherever it appears. Each object numbered is held until
     the log is finished (`instances.clear()`), so its id cannot be reused by another
-    object within the log. `instances` maps id to `(object, Instance)`, `counts` a type
+    object within the log (`kept` holds the objects written by their repr so, whose reprs
+    show their addresses). `instances` maps id to `(object, Instance)`, `counts` a type
     name to the numbers given (the C spies read and write both dicts as they are).
 
     `past_budget` counts the outermost objects whose state was over `OBJECT_BUDGET`, by
@@ -298,10 +299,13 @@ class Identities:
     change shows, not where). Both encoders tell it through `note_past_budget`, in normal mode only.
     """
 
-    __slots__ = ("counts", "instances", "past_budget")
+    __slots__ = ("counts", "instances", "kept", "past_budget")
 
     def __init__(self) -> None:
         self.instances: dict[int, tuple[object, Instance]] = {}
+        # The objects written by their repr, by id, held as `instances` are: a repr's
+        # address (`<function <lambda> at <addr:1>>`) is never another object's in the log.
+        self.kept: dict[int, object] = {}
         self.counts: dict[str, int] = {}
         self.past_budget: dict[tuple[str, str], int] = {}
 
@@ -454,13 +458,17 @@ def canonical_form(obj: Any) -> Any:
 # The standard streams, current (`sys.stderr`) or original (`sys.__stderr__`), by name:
 # which object is there, and its repr (`<_io.TextIOWrapper name="<_io.FileIO name=6 ...>"`),
 # depend on the test runner's capture mode and on how many files are open.
-_STREAM_NAMES = (("stdin", "__stdin__"), ("stdout", "__stdout__"), ("stderr", "__stderr__"))
+_STDIN, _STDOUT, _STDERR = (Opaque(f"sys.{name}", f"<sys.{name}>") for name in ("stdin", "stdout", "stderr"))
 
 
 def _standard_stream(obj: Any) -> Opaque | None:
-    for name, original in _STREAM_NAMES:
-        if obj is getattr(sys, name, None) or obj is getattr(sys, original, None):
-            return Opaque(f"sys.{name}", f"<sys.{name}>")
+    # Asked of every object without a handler: plain attribute reads, no getattr call.
+    if obj is sys.stderr or obj is sys.__stderr__:
+        return _STDERR
+    if obj is sys.stdout or obj is sys.__stdout__:
+        return _STDOUT
+    if obj is sys.stdin or obj is sys.__stdin__:
+        return _STDIN
     return None
 
 
@@ -893,6 +901,17 @@ class Encoder:
         out = bytearray()
         self._value(value, out, 0)
         return bytes(out)
+
+    def encode_whole(self, value: Any, levels: int) -> bytes:
+        """`value` with no state budget, as written `levels` object states deep (`state_digest`)."""
+        if not 0 <= levels <= MAX_OBJECT_DEPTH:
+            raise ValueError("encode_whole(): levels out of range")
+        budget, objects = self._budget, self._objects
+        self._budget, self._objects = None, levels
+        try:
+            return self.encode(value)
+        finally:
+            self._budget, self._objects = budget, objects
 
     def encode_event(
         self,
@@ -1341,6 +1360,8 @@ class Encoder:
                 handler = _HANDLERS.get(type(form))
                 if handler is None:
                     raise TypeError(f"canonical form of {type(obj)!r} is {type(form)!r}")
+                if type(form) is Opaque and self._mode == _NORMAL:
+                    self.identities.kept[ident] = obj
                 handler(self, form, out, depth)
             finally:
                 self._stack.pop()
@@ -1834,7 +1855,7 @@ class Encoder:
     def _cut(self, obj: Any, instance: Instance, out: bytearray) -> None:
         """An object the budget writes by identity: ext 23 with the digest of its state
         (zeros, of the same size, while measuring or ordering: written in normal mode only)."""
-        digest = state_digest(obj, self._rules) if self._mode == _NORMAL else _NO_DIGEST
+        digest = state_digest(obj, self._rules, self._objects) if self._mode == _NORMAL else _NO_DIGEST
         self._over_budget(instance, digest, out)
 
     def _over_budget(self, obj: Instance, digest: bytes, out: bytearray) -> None:
@@ -1866,14 +1887,22 @@ class Encoder:
 _NO_DIGEST = bytes(8)
 
 
-def state_digest(obj: Any, rules: RuleSet) -> bytes:
+def state_digest(obj: Any, rules: RuleSet, levels: int = 0) -> bytes:
     """The 8-byte digest (xxh3-64, big-endian) of `obj` written by its state with `rules`
-    and no budget, by a fresh Python encoder: its numbers and placeholders count from 1
-    inside it, so the digest says what the object holds whatever else the log holds.
-    Both encoders write this for an object the budget writes by identity."""
-    encoder = Encoder(rules)
-    encoder._budget = None
-    return xxhash.xxh3_64_digest(encoder.encode(obj))
+    and no budget, by a fresh Python encoder, as it would be written `levels` object
+    states deep (0: outermost; the object depth counts from there, so the digest covers
+    what the log would hold without the budget, and no more). Its numbers and
+    placeholders count from 1 inside it, so the digest says what the object holds
+    whatever else the log holds. Both encoders write this for an object the budget
+    writes by identity."""
+    return xxhash.xxh3_64_digest(_digest_encoder(rules).encode_whole(obj, levels))
+
+
+def digest_with(encoder_class: Callable[[RuleSet], Any]) -> None:
+    """Have `state_digest` write with `encoder_class` (`_impl` gives the C encoder when it
+    is loaded: the same bytes, written faster)."""
+    global _digest_encoder
+    _digest_encoder = encoder_class
 
 
 def uuid_key(value: _uuid.UUID) -> int:
@@ -1902,6 +1931,9 @@ class TooLarge(Exception):
     says the same whichever encoder wrote it.
     """
 
+
+# The encoder `state_digest` writes with (digest_with).
+_digest_encoder: Callable[[RuleSet], Any] = Encoder
 
 _INERT_TYPES = (
     Record,

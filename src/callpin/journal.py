@@ -85,6 +85,7 @@ class Journal:
         "frames",
         "instance_counts",
         "instances",
+        "kept",
         "lock",
         "open",
         "record_raise",
@@ -106,6 +107,7 @@ class Journal:
         # The encoder's identities: a receiver and the same object passed by value share a number.
         self.instances: dict[int, tuple[object, Instance]] = encoder.identities.instances
         self.instance_counts: dict[str, int] = encoder.identities.counts
+        self.kept: dict[int, object] = encoder.identities.kept
         self.depth: contextvars.ContextVar[int] = contextvars.ContextVar(f"callpin-depth-{id(self):x}", default=0)
         self.record_raise = record_raise
 
@@ -119,9 +121,10 @@ class Journal:
         """Stop recording: later calls pass through unrecorded."""
         with self.lock:
             self.open = False
-            # Receivers were kept alive only so their ids could not be reused
-            # within this log.
+            # Receivers, and objects written by their repr, were kept alive only so
+            # their ids could not be reused within this log.
             self.instances.clear()
+            self.kept.clear()
 
     def snapshot(self) -> list[bytes]:
         """The frames so far, in log order (a copy)."""
