@@ -873,6 +873,40 @@ def test_the_value_of_a_name_value_pair_under_a_secret_name_is_redacted(encoder_
     assert b"Bearer abc" in encoder_class(NO_RULES).encode(headers)
 
 
+def test_a_value_its_name_entry_calls_secret_is_redacted(encoder_class):
+    # Environment variables as a container spec lists them, HAR headers, AWS tags, a cookie.
+    import http.cookiejar
+
+    cookie = http.cookiejar.Cookie(0, "sessionid", "abc123", None, False, "x.com", False, False, "/", False, False,
+                                   None, False, None, None, {})  # fmt: skip
+    values = [
+        {"name": "DB_PASSWORD", "value": "pw1"},
+        {"name": "HOME", "value": "/root"},
+        {"Key": "api_token", "Value": "t1"},
+        {"key": "Authorization", "value": "Bearer b"},
+        codec.Record("app.Env", (("name", "SECRET_KEY"), ("value", "sk"))),
+        {"value": "v", "name": 3},
+        {"name": "DB_PASSWORD"},
+        cookie,
+    ]
+    encoded = encoder_class(DEFAULT_RULES).encode(values)
+    found = decode(encoded)
+    assert found[:7] == [
+        {"name": "DB_PASSWORD", "value": codec.Placeholder("secret", 1)},
+        {"name": "HOME", "value": "/root"},
+        {"Key": "api_token", "Value": codec.Placeholder("secret", 2)},
+        {"key": "Authorization", "value": codec.Placeholder("secret", 3)},
+        codec.Record("app.Env", (("name", "SECRET_KEY"), ("value", codec.Placeholder("secret", 4)))),
+        {"value": "v", "name": 3},
+        {"name": "DB_PASSWORD"},
+    ]
+    assert dict(found[7].fields)["value"] == codec.Placeholder("secret", 5)
+    assert dict(found[7].fields)["name"] == "sessionid"
+    for secret in (b"pw1", b"t1", b"Bearer b", b"abc123"):
+        assert secret not in encoded
+    assert b"pw1" in encoder_class(NO_RULES).encode(values)
+
+
 def test_a_plain_name_written_again_is_forgotten_with_the_rules(encoder_class):
     # `x` is written the second time from what the encoder kept; a rule set that makes
     # it a secret name must redact it from then on.

@@ -68,7 +68,7 @@ static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
     *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems, *t_object_state;
 
 /* Interned attribute and key names: immutable once made at import. */
-static PyObject *s_kept, *s_digest, *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
+static PyObject *s_Value, *s_kept, *s_digest, *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
     *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
@@ -1590,6 +1590,78 @@ static int write_list(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 
 /* codec.Encoder._dict: iterated as dict.items() is, including its two RuntimeErrors
  * when a callback changes the dict. */
+/* ------------------------------------------------------------------------------------
+ * A value named a secret by its neighbour: codec.Encoder._named_secret. A map, record or
+ * object with a `value` entry whose `name` (or `key`) entry is a str the rules call secret
+ * (`{"name": "DB_PASSWORD", "value": ...}`, HAR headers, AWS tags as `Key`/`Value`, an
+ * http.cookiejar.Cookie) has that value redacted. `value_key` is set (borrowed) to the
+ * entry to redact; 1 when there is one, 0 when not, -1 on error. */
+
+static const char *const named_pairs[4][2] = {{"value", "name"}, {"value", "key"}, {"Value", "Name"}, {"Value", "Key"}};
+
+static int dict_named_secret(Encoder *e, PyObject *dict, PyObject **value_key)
+{
+    if (!e->redacting || e->mode == MODE_RAW || PyDict_GET_SIZE(dict) < 2)
+        return 0;
+    for (int i = 0; i < 4; i += 2) {
+        PyObject *key = i == 0 ? s_value : s_Value;
+        if (PyDict_GetItemWithError(dict, key) == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        for (int j = i; j < i + 2; j++) {
+            PyObject *name = PyDict_GetItemString(dict, named_pairs[j][1]);
+            int secret;
+            if (name == NULL || !PyUnicode_Check(name))
+                continue;
+            Py_INCREF(name);
+            secret = secret_key(e, name);
+            Py_DECREF(name);
+            if (secret != 0) {
+                *value_key = key;
+                return secret;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The same for a record's or object's (name, value) fields: the index of the field to redact. */
+static int fields_named_secret(Encoder *e, PyObject *fields, Py_ssize_t *index)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(fields);
+    if (!e->redacting || e->mode == MODE_RAW || n < 2)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        Py_ssize_t at = -1;
+        PyObject *name = NULL;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *pair = PyTuple_GET_ITEM(fields, k), *field;
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
+                continue;
+            field = PyTuple_GET_ITEM(pair, 0);
+            if (!PyUnicode_CheckExact(field))
+                continue;
+            if (PyUnicode_CompareWithASCIIString(field, named_pairs[i][0]) == 0)
+                at = k;
+            else if (PyUnicode_CompareWithASCIIString(field, named_pairs[i][1]) == 0)
+                name = PyTuple_GET_ITEM(pair, 1);
+        }
+        if (at >= 0 && name != NULL && PyUnicode_Check(name)) {
+            int secret;
+            Py_INCREF(name);
+            secret = secret_key(e, name);
+            Py_DECREF(name);
+            if (secret != 0) {
+                *index = at;
+                return secret;
+            }
+        }
+    }
+    return 0;
+}
+
 static int write_dict(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
     Py_ssize_t n = PyDict_GET_SIZE(obj), remaining = n, pos = 0;
@@ -1597,10 +1669,13 @@ static int write_dict(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
     int r;
     if (n > e->max_items)
         return too_many_items(e, n);
+    PyObject *value_key = NULL;
+    int named;
     r = enter(e, obj, out);
     if (r <= 0)
         return r;
-    r = pack_map_header(out, n);
+    named = dict_named_secret(e, obj, &value_key);
+    r = named < 0 ? -1 : pack_map_header(out, n);
     while (r == 0) {
         if (PyDict_GET_SIZE(obj) != n) {
             PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
@@ -1617,6 +1692,14 @@ static int write_dict(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
         remaining--;
         Py_INCREF(key);
         Py_INCREF(item);
+        if (named && PyUnicode_CheckExact(key) && PyUnicode_Compare(key, value_key) == 0) {
+            /* the value its `name` entry calls secret */
+            if ((r = enc_value(e, key, out, depth + 1)) == 0)
+                r = write_secret(e, item, out, depth + 1);
+            Py_DECREF(key);
+            Py_DECREF(item);
+            continue;
+        }
         r = write_plain_name(e, key, out);
         if (r > 0)
             r = enc_value(e, item, out, depth + 1);
@@ -2119,7 +2202,7 @@ static PyObject *tuple_attr(PyObject *obj, PyObject *name)
 /* codec.Encoder._record */
 static int write_record(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
-    Py_ssize_t start;
+    Py_ssize_t start, named = -1;
     PyObject *fields = NULL;
     int r = enter(e, obj, out);
     if (r <= 0)
@@ -2131,12 +2214,17 @@ static int write_record(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
     fields = tuple_attr(obj, s_fields);
     if (fields == NULL || pack_map_header(out, PyTuple_GET_SIZE(fields)) < 0)
         goto done;
+    if (fields_named_secret(e, fields, &named) < 0)
+        goto done;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
         PyObject *name, *value;
         int ok;
         if (unpack_pair(PyTuple_GET_ITEM(fields, i), &name, &value) < 0)
             goto done;
-        ok = write_plain_str(name, out) == 0 && write_keyed(e, name, value, out, depth + 1) == 0;
+        if (i == named)
+            ok = write_plain_str(name, out) == 0 && write_secret(e, value, out, depth + 1) == 0;
+        else
+            ok = write_plain_str(name, out) == 0 && write_keyed(e, name, value, out, depth + 1) == 0;
         Py_DECREF(name);
         Py_DECREF(value);
         if (!ok)
@@ -2152,7 +2240,7 @@ done:
 /* codec.Encoder._object_state: [type, number, map of attribute -> value] */
 static int write_object_state(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
-    Py_ssize_t start;
+    Py_ssize_t start, named = -1;
     PyObject *fields = NULL, *number = NULL;
     int r = enter(e, obj, out);
     if (r <= 0)
@@ -2168,12 +2256,17 @@ static int write_object_state(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t de
     fields = tuple_attr(obj, s_fields);
     if (fields == NULL || pack_map_header(out, PyTuple_GET_SIZE(fields)) < 0)
         goto done;
+    if (fields_named_secret(e, fields, &named) < 0)
+        goto done;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
         PyObject *name, *value;
         int ok;
         if (unpack_pair(PyTuple_GET_ITEM(fields, i), &name, &value) < 0)
             goto done;
-        ok = write_plain_str(name, out) == 0 && write_keyed(e, name, value, out, depth + 1) == 0;
+        if (i == named)
+            ok = write_plain_str(name, out) == 0 && write_secret(e, value, out, depth + 1) == 0;
+        else
+            ok = write_plain_str(name, out) == 0 && write_keyed(e, name, value, out, depth + 1) == 0;
         Py_DECREF(name);
         Py_DECREF(value);
         if (!ok)
@@ -4738,7 +4831,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     if (intern(&s_type, "type") < 0 || intern(&s_fields, "fields") < 0 || intern(&s_value, "value") < 0
         || intern(&s_name, "name") < 0 || intern(&s_args, "args") < 0 || intern(&s_number, "number") < 0
-        || intern(&s_over_budget, "over_budget") < 0 || intern(&s_digest, "digest") < 0 || intern(&s_kept, "kept") < 0
+        || intern(&s_over_budget, "over_budget") < 0 || intern(&s_digest, "digest") < 0 || intern(&s_kept, "kept") < 0 || intern(&s_Value, "Value") < 0
         || intern(&s_repr, "repr") < 0 || intern(&s_reason, "reason") < 0 || intern(&s_up, "up") < 0
         || intern(&s_items, "items") < 0 || intern(&s_frozen, "frozen") < 0 || intern(&s_int, "int") < 0
         || intern(&s_bytes, "bytes") < 0 || intern(&s_isoformat, "isoformat") < 0

@@ -1590,6 +1590,7 @@ class Encoder:
             plain = self._plain
             # The redaction of each str key, known once per name: None when nothing is redacted.
             secret_names = self._secret_names if self._redacting and self._mode != _RAW else None
+            named = self._dict_named_secret(obj) if secret_names is not None and size > 1 else None
             depth += 1
             for key, item in obj.items():
                 if type(key) is str:
@@ -1598,7 +1599,7 @@ class Encoder:
                         value(key, out, depth)
                     else:
                         out += known
-                    secret = secret_names is not None and secret_names.get(key)
+                    secret = secret_names is not None and (key == named or secret_names.get(key))
                     if secret is None:
                         secret = self._secret_key(key)
                 else:
@@ -1614,6 +1615,37 @@ class Encoder:
                     out += known
         finally:
             stack.pop()
+
+    def _dict_named_secret(self, obj: dict[Any, Any]) -> str | None:
+        """The key of a map's value that its neighbour names as a secret: `value` under a
+        `name` or `key` entry the rules call secret (`{"name": "DB_PASSWORD", "value": ...}`,
+        a HAR header), `Value` under `Name` or `Key` (AWS tags); None when there is none."""
+        for value_key, names in _NAMED_VALUES:
+            if value_key in obj:
+                for name in names:
+                    entry = obj.get(name)
+                    if isinstance(entry, str) and self._secret_key(entry):
+                        return value_key
+        return None
+
+    def _fields_named_secret(self, fields: tuple[Any, ...]) -> int:
+        """The index of a record's or object's field its neighbour names as a secret (as
+        `_dict_named_secret`: an http.cookiejar.Cookie's `value` under `name='sessionid'`); -1."""
+        if not self._redacting or self._mode == _RAW or len(fields) < 2:
+            return -1
+        for value_key, names in _NAMED_VALUES:
+            for name in names:
+                at, entry = -1, None
+                for index, pair in enumerate(fields):
+                    if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str:
+                        continue
+                    if pair[0] == value_key:
+                        at = index
+                    elif pair[0] == name:
+                        entry = pair[1]
+                if at >= 0 and isinstance(entry, str) and self._secret_key(entry):
+                    return at
+        return -1
 
     def _tuple(self, obj: tuple[Any, ...], out: bytearray, depth: int) -> None:
         if len(obj) > MAX_ITEMS:
@@ -1770,9 +1802,10 @@ class Encoder:
             self._plain_str(obj.type, payload)
             fields = tuple(obj.fields)
             _pack_map_header(len(fields), payload)
-            for name, value in fields:
+            named = self._fields_named_secret(fields)
+            for index, (name, value) in enumerate(fields):
                 self._plain_str(name, payload)
-                if self._secret_key(name):
+                if index == named or self._secret_key(name):
                     self._secret(value, payload, depth + 1)
                 else:
                     self._value(value, payload, depth + 1)
@@ -1790,9 +1823,10 @@ class Encoder:
             _pack_field_int(obj.number, payload)
             fields = tuple(obj.fields)
             _pack_map_header(len(fields), payload)
-            for name, value in fields:
+            named = self._fields_named_secret(fields)
+            for index, (name, value) in enumerate(fields):
                 self._plain_str(name, payload)
-                if self._secret_key(name):
+                if index == named or self._secret_key(name):
                     self._secret(value, payload, depth + 1)
                 else:
                     self._value(value, payload, depth + 1)
@@ -1885,6 +1919,8 @@ class Encoder:
 
 
 _NO_DIGEST = bytes(8)
+# A value named a secret by its neighbour: the value entry, and the entries that name it.
+_NAMED_VALUES = (("value", ("name", "key")), ("Value", ("Name", "Key")))
 
 
 def state_digest(obj: Any, rules: RuleSet, levels: int = 0) -> bytes:
