@@ -119,9 +119,11 @@ def charge(*args, fail=False, **kwargs):
     with callpin.record(spy="cp_leaks.charge", outcomes="all") as rec:
         frames = rec._journal.frames
         numbered = rec._journal.instances
+        kept = rec._journal.kept
         loop(encoder, module.charge, fixed, 2_000)
         del frames[:]
         numbered.clear()
+        kept.clear()
         gc.collect()
         references = [sys.getrefcount(obj) for obj in watched]
         singletons_before = [sys.getrefcount(obj) for obj in singletons]
@@ -138,11 +140,13 @@ def charge(*args, fail=False, **kwargs):
                 # it: a fresh ReprRaises per call is a new one); only leaks must not.
                 del frames[:]
                 numbered.clear()
+                kept.clear()  # the objects written by their repr, held as numbered ones are
                 done += step
             encoder.numbering = type(encoder.numbering)()
             # The encoder holds every object it numbered (a fresh Grower, and its class,
             # each round) until its log is finished; finish it.
             encoder.identities.instances.clear()
+            encoder.identities.kept.clear()
             gc.collect()
             grown = tracemalloc.get_traced_memory()[0] - baseline
         finally:
