@@ -124,6 +124,7 @@ def charge(*args, fail=False, **kwargs):
         del frames[:]
         numbered.clear()
         kept.clear()
+        encoder.identities.kept.clear()
         gc.collect()
         references = [sys.getrefcount(obj) for obj in watched]
         singletons_before = [sys.getrefcount(obj) for obj in singletons]
