@@ -68,7 +68,7 @@ static PyTypeObject *t_record, *t_custom, *t_enum, *t_exception, *t_placeholder,
     *t_cycle, *t_opaque, *t_unencodable, *t_instance, *t_pairs, *t_setitems, *t_object_state;
 
 /* Interned attribute and key names: immutable once made at import. */
-static PyObject *s_Value, *s_kept, *s_digest, *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
+static PyObject *s_hex_prefix, *s_Value, *s_kept, *s_digest, *s_over_budget, *s_type, *s_fields, *s_value, *s_name, *s_args, *s_number, *s_repr,
     *s_reason, *s_up, *s_items, *s_frozen, *s_int, *s_bytes, *s_isoformat, *s_table,
     *s_peek, *s_rules, *s_uuid, *s_timestamp, *s_address, *s_ts, *s_addr,
     *s_reprs, *s_bit_length, *s_to_bytes, *s_big, *s_signed, *s_instance, *s_secret, *s_secret_key,
@@ -2657,12 +2657,22 @@ static int write_identity(Encoder *e, PyObject *obj, PyObject *form, Buf *out)
     return r;
 }
 
-/* Identities.kept[id(obj)] = obj: an object written by its repr is held until the log is
- * finished, so the address its repr may show is no other object's in the log. */
-static int keep_alive(Encoder *e, PyObject *obj)
+/* Identities.kept[id(obj)] = obj when its repr (the Opaque `form`'s) shows an address
+ * ("0x"): held until the log is finished, that address is no other object's in the log. */
+static int keep_alive(Encoder *e, PyObject *obj, PyObject *form)
 {
-    PyObject *kept = PyObject_GetAttr(e->identities, s_kept), *key;
+    PyObject *kept, *key, *text = PyObject_GetAttr(form, s_repr);
+    Py_ssize_t at;
     int r = -1;
+    if (text == NULL)
+        return -1;
+    at = PyUnicode_Check(text) ? PyUnicode_Find(text, s_hex_prefix, 0, PY_SSIZE_T_MAX, 1) : -1;
+    Py_DECREF(text);
+    if (at == -2)
+        return -1;
+    if (at < 0)
+        return 0; /* no address in the repr */
+    kept = PyObject_GetAttr(e->identities, s_kept);
     if (kept == NULL)
         return -1;
     key = PyLong_FromVoidPtr(obj);
@@ -2698,7 +2708,7 @@ static int write_canonical(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth
         PyErr_Format(PyExc_TypeError, "canonical form of %R is %R", (PyObject *)Py_TYPE(obj),
                      (PyObject *)Py_TYPE(form));
         r = -1;
-    } else if (kind == K_OPAQUE && e->mode == MODE_NORMAL && keep_alive(e, obj) < 0) {
+    } else if (kind == K_OPAQUE && e->mode == MODE_NORMAL && keep_alive(e, obj, form) < 0) {
         r = -1;
     } else {
         r = write_handled(e, form, kind, out, depth);
@@ -4831,7 +4841,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     if (intern(&s_type, "type") < 0 || intern(&s_fields, "fields") < 0 || intern(&s_value, "value") < 0
         || intern(&s_name, "name") < 0 || intern(&s_args, "args") < 0 || intern(&s_number, "number") < 0
-        || intern(&s_over_budget, "over_budget") < 0 || intern(&s_digest, "digest") < 0 || intern(&s_kept, "kept") < 0 || intern(&s_Value, "Value") < 0
+        || intern(&s_over_budget, "over_budget") < 0 || intern(&s_digest, "digest") < 0 || intern(&s_kept, "kept") < 0 || intern(&s_Value, "Value") < 0 || intern(&s_hex_prefix, "0x") < 0
         || intern(&s_repr, "repr") < 0 || intern(&s_reason, "reason") < 0 || intern(&s_up, "up") < 0
         || intern(&s_items, "items") < 0 || intern(&s_frozen, "frozen") < 0 || intern(&s_int, "int") < 0
         || intern(&s_bytes, "bytes") < 0 || intern(&s_isoformat, "isoformat") < 0

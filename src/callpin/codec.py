@@ -303,8 +303,9 @@ class Identities:
 
     def __init__(self) -> None:
         self.instances: dict[int, tuple[object, Instance]] = {}
-        # The objects written by their repr, by id, held as `instances` are: a repr's
-        # address (`<function <lambda> at <addr:1>>`) is never another object's in the log.
+        # The objects written by a repr that shows an address ("0x"), by id, held as
+        # `instances` are: `<function <lambda> at <addr:1>>` is never another object's
+        # in the log.
         self.kept: dict[int, object] = {}
         self.counts: dict[str, int] = {}
         self.past_budget: dict[tuple[str, str], int] = {}
@@ -1360,7 +1361,7 @@ class Encoder:
                 handler = _HANDLERS.get(type(form))
                 if handler is None:
                     raise TypeError(f"canonical form of {type(obj)!r} is {type(form)!r}")
-                if type(form) is Opaque and self._mode == _NORMAL:
+                if type(form) is Opaque and self._mode == _NORMAL and "0x" in form.repr:
                     self.identities.kept[ident] = obj
                 handler(self, form, out, depth)
             finally:
