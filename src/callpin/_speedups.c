@@ -1597,6 +1597,18 @@ static int write_list(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
  * http.cookiejar.Cookie) has that value redacted. `value_key` is set (borrowed) to the
  * entry to redact; 1 when there is one, 0 when not, -1 on error. */
 
+/* 1 when `name` (borrowed, may be NULL) is a str the rules call a secret name, 0 when not, -1 on error. */
+static int names_secret(Encoder *e, PyObject *name)
+{
+    int secret;
+    if (name == NULL || !PyUnicode_Check(name))
+        return 0;
+    Py_INCREF(name);
+    secret = secret_key(e, name);
+    Py_DECREF(name);
+    return secret;
+}
+
 static const char *const named_pairs[4][2] = {{"value", "name"}, {"value", "key"}, {"Value", "Name"}, {"Value", "Key"}};
 
 static int dict_named_secret(Encoder *e, PyObject *dict, PyObject **value_key)
@@ -1611,13 +1623,7 @@ static int dict_named_secret(Encoder *e, PyObject *dict, PyObject **value_key)
             continue;
         }
         for (int j = i; j < i + 2; j++) {
-            PyObject *name = PyDict_GetItemString(dict, named_pairs[j][1]);
-            int secret;
-            if (name == NULL || !PyUnicode_Check(name))
-                continue;
-            Py_INCREF(name);
-            secret = secret_key(e, name);
-            Py_DECREF(name);
+            int secret = names_secret(e, PyDict_GetItemString(dict, named_pairs[j][1]));
             if (secret != 0) {
                 *value_key = key;
                 return secret;
@@ -1648,11 +1654,8 @@ static int fields_named_secret(Encoder *e, PyObject *fields, Py_ssize_t *index)
             else if (PyUnicode_CompareWithASCIIString(field, named_pairs[i][1]) == 0)
                 name = PyTuple_GET_ITEM(pair, 1);
         }
-        if (at >= 0 && name != NULL && PyUnicode_Check(name)) {
-            int secret;
-            Py_INCREF(name);
-            secret = secret_key(e, name);
-            Py_DECREF(name);
+        if (at >= 0) {
+            int secret = names_secret(e, name);
             if (secret != 0) {
                 *index = at;
                 return secret;
@@ -1665,12 +1668,10 @@ static int fields_named_secret(Encoder *e, PyObject *fields, Py_ssize_t *index)
 static int write_dict(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth)
 {
     Py_ssize_t n = PyDict_GET_SIZE(obj), remaining = n, pos = 0;
-    PyObject *key, *item;
-    int r;
+    PyObject *key, *item, *value_key = NULL;
+    int r, named;
     if (n > e->max_items)
         return too_many_items(e, n);
-    PyObject *value_key = NULL;
-    int named;
     r = enter(e, obj, out);
     if (r <= 0)
         return r;
