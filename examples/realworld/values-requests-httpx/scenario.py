@@ -10,7 +10,8 @@ argument is one changed op naming that field by its path; and neither the bearer
 the basic-auth password nor the credentials in httpx's base URL reach a log, in any form.
 A whole `requests.Response` marked is unstable (its pool's port, `elapsed`); the same
 mark through a registered form is not. A `PreparedRequest` whose body puts it over the
-state budget is written by identity alone, and the note of its written baseline says so,
+state budget is written by identity and the digest of its state (an edited count fails
+its pin), and the note of its written baseline says so,
 the same under both recorders, and `callpin show` of its log marks it cut by the budget.
 """
 
@@ -207,6 +208,20 @@ def main() -> int:
         verdict, _ = probe(project, UPLOAD_TESTS)
         print(f"probe {UPLOAD_TESTS}: {verdict}")
         checks.append(("the upload's log is volatile nowhere", verdict == "VOLATILE: none"))
+        # One count of the 500 changed: the request's state is past the budget, its digest is not.
+        edited = budget / UPLOAD_TESTS
+        edited.write_text(edited.read_text(encoding="utf-8").replace("number % 97", "number % 89"), encoding="utf-8")
+        drift = subprocess.run(
+            [*PYTEST, UPLOAD_TESTS], cwd=budget, env=environment(), capture_output=True, text=True, check=False
+        )
+        changed_digest = next((line for line in drift.stdout.splitlines() if "args[1]: <PreparedRequest#1" in line), "")
+        print(f"an edited count: pytest exit {drift.returncode}; {changed_digest.strip()[:160]}")
+        checks.append(
+            (
+                "a count edited in the request over the budget fails its pin (its digest changed)",
+                drift.returncode == 1 and "over the state budget, digest" in changed_digest,
+            )
+        )
 
         written = [path for copy in (project, pure, changed) for path in copy.glob("baselines/**/*.cpin*")]
         leaked = [str(path.relative_to(folder)) for path in written if any(s in path.read_bytes() for s in SECRETS)]
