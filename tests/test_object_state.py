@@ -7,6 +7,8 @@ import collections.abc
 import functools
 import io
 import logging
+import sys
+import types
 import uuid
 from typing import Any
 
@@ -526,6 +528,52 @@ def test_an_in_memory_file_is_what_it_holds_and_where_it_is(encoder_class):
     ]
     big = io.BytesIO(b"x" * codec.OBJECT_BUDGET)
     assert state(big, encoder_class) == cut("_io.BytesIO", 1, big)
+
+
+_ARRAY_VALUES: dict[int, list[Any]] = {}
+
+
+class ndarray:
+    """numpy's array as callpin reads it: `dtype`, `shape` and `tolist` of the type itself."""
+
+    __slots__ = ("__weakref__",)
+
+    def __init__(self, values: list[Any]) -> None:
+        _ARRAY_VALUES[id(self)] = values
+
+    dtype = property(lambda self: "int64")
+    shape = property(lambda self: (len(_ARRAY_VALUES[id(self)]),))
+
+    def tolist(self) -> list[Any]:
+        return list(_ARRAY_VALUES[id(self)])
+
+
+class Masked(ndarray):
+    __slots__ = ("mask",)
+
+    def __init__(self, values: list[Any]) -> None:
+        super().__init__(values)
+        self.mask = [False] * len(values)
+
+    dtype = property(lambda self: "a subclass's property never runs")  # type: ignore[assignment]
+
+
+def test_a_numpy_array_is_its_dtype_shape_and_values_whatever_its_repr(encoder_class, monkeypatch):
+    numpy = types.ModuleType("numpy")
+    numpy.ndarray = ndarray  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "numpy", numpy)
+    masked = Masked([1, 2])
+    assert state([ndarray([1, 2, 3]), masked], encoder_class) == [
+        ObjectState(f"{MOD}.ndarray", 1, (("dtype", "int64"), ("shape", (3,)), ("values", [1, 2, 3]))),
+        ObjectState(
+            f"{MOD}.Masked", 1, (("dtype", "int64"), ("shape", (2,)), ("values", [1, 2]), ("mask", [False, False]))
+        ),
+    ]
+    # Large: held to the budget, so a change of one element changes the digest.
+    big, other = ndarray([0] * 5000), ndarray([0] * 5000)
+    _ARRAY_VALUES[id(other)][4500] = 1
+    cut_big, cut_other = state(big, encoder_class), state(other, encoder_class)
+    assert cut_big.over_budget and cut_other.over_budget and cut_big.digest != cut_other.digest
 
 
 class AuditLogger(logging.Logger):

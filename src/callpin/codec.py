@@ -555,6 +555,9 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
         return _partial
     if issubclass(cls, (io.StringIO, io.BytesIO)):
         return _buffer
+    numpy = sys.modules.get("numpy")  # not imported: no array exists
+    if numpy is not None and isinstance(getattr(numpy, "ndarray", None), type) and issubclass(cls, numpy.ndarray):
+        return _array_of(numpy.ndarray)
     logging = sys.modules.get("logging")  # not imported: no logger exists
     if logging is not None and issubclass(cls, logging.Logger):
         return _logger
@@ -633,6 +636,21 @@ def _buffer(obj: Any) -> ObjectState:
     except ValueError:
         held = (("closed", True),)
     return ObjectState(qualified_name(type(obj)), 0, held + (instance_state(obj) or ()))
+
+
+def _array_of(ndarray: type) -> Callable[[Any], ObjectState]:
+    """How a numpy array is written: by its state, whose attributes are its `dtype` (its
+    str), its `shape` and its `values` (`tolist()`: every element, as Python values),
+    read with `ndarray`'s own members, then the attributes a subclass set (a masked
+    array's mask). Numbered and held to the budget as any object. Its repr summarizes
+    past 1,000 elements, rounds to 8 digits and follows the process's print options."""
+    dtype, shape, tolist = vars(ndarray)["dtype"], vars(ndarray)["shape"], vars(ndarray)["tolist"]
+
+    def array(obj: Any) -> ObjectState:
+        held = (("dtype", str(dtype.__get__(obj, ndarray))), ("shape", tuple(shape.__get__(obj, ndarray))))
+        return ObjectState(qualified_name(type(obj)), 0, (*held, ("values", tolist(obj)), *(instance_state(obj) or ())))
+
+    return array
 
 
 def _logger(obj: Any) -> Any:
