@@ -2326,40 +2326,40 @@ static int write_exception(Encoder *e, PyObject *obj, Buf *out, Py_ssize_t depth
     return r < 0 ? -1 : ext_end(out, start, EXT_EXCEPTION);
 }
 
-/* codec.Encoder._inert_placeholder, _instance: a plain str and an int */
-static int write_name_number(PyObject *obj, PyObject *name, int code, Buf *out)
+/* The start of an ext payload [name, number, ...]: the array head `head`, the plain str
+ * attribute `name` of obj, then its `number`. */
+static int write_name_number_head(PyObject *obj, PyObject *name, unsigned char head, Buf *out)
 {
-    Py_ssize_t start = out->len;
     PyObject *number;
     int r;
-    if (buf_byte(out, 0x92) < 0 || write_plain_attr(obj, name, out) < 0)
+    if (buf_byte(out, head) < 0 || write_plain_attr(obj, name, out) < 0)
         return -1;
     number = PyObject_GetAttr(obj, s_number);
     if (number == NULL)
         return -1;
     r = pack_field_int(out, number);
     Py_DECREF(number);
-    return r < 0 ? -1 : ext_end(out, start, code);
+    return r;
+}
+
+/* codec.Encoder._inert_placeholder, _instance: a plain str and an int */
+static int write_name_number(PyObject *obj, PyObject *name, int code, Buf *out)
+{
+    Py_ssize_t start = out->len;
+    if (write_name_number_head(obj, name, 0x92, out) < 0)
+        return -1;
+    return ext_end(out, start, code);
 }
 
 /* codec.Encoder._over_budget: ext 23, [type, number, digest] */
 static int write_over_budget(PyObject *instance, PyObject *digest, Buf *out)
 {
     Py_ssize_t start = out->len;
-    PyObject *number;
-    int r;
     if (!PyBytes_CheckExact(digest) || PyBytes_GET_SIZE(digest) != 8) {
         PyErr_SetString(PyExc_TypeError, "a state digest is 8 bytes");
         return -1;
     }
-    if (buf_byte(out, 0x93) < 0 || write_plain_attr(instance, s_type, out) < 0)
-        return -1;
-    number = PyObject_GetAttr(instance, s_number);
-    if (number == NULL)
-        return -1;
-    r = pack_field_int(out, number);
-    Py_DECREF(number);
-    if (r < 0 || pack_bin(out, PyBytes_AS_STRING(digest), 8) < 0)
+    if (write_name_number_head(instance, s_type, 0x93, out) < 0 || pack_bin(out, PyBytes_AS_STRING(digest), 8) < 0)
         return -1;
     return ext_end(out, start, EXT_OVER_BUDGET);
 }
