@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import datetime as _dt
 import functools
 import io
 import logging
@@ -574,6 +575,147 @@ def test_a_numpy_array_is_its_dtype_shape_and_values_whatever_its_repr(encoder_c
     _ARRAY_VALUES[id(other)][4500] = 1
     cut_big, cut_other = state(big, encoder_class), state(other, encoder_class)
     assert cut_big.over_budget and cut_other.over_budget and cut_big.digest != cut_other.digest
+
+
+class _Column:
+    """A column or index as pandas gives one: `tolist()`, `is_unique`."""
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+        self.is_unique = len(set(values)) == len(values)
+
+    def tolist(self) -> list[Any]:
+        return list(self.values)
+
+
+class Index(_Column):
+    """pandas' Index as callpin reads it: name (names past one level), dtype, values."""
+
+    def __init__(self, values: list[Any], name: Any = None, names: list[Any] | None = None) -> None:
+        super().__init__(values)
+        self.name, self.names = name, names or [name]
+        self.nlevels, self.dtype = len(self.names), "object"
+
+
+class RangeIndex(Index):
+    def __init__(self, stop: int, name: Any = None) -> None:
+        super().__init__(list(range(stop)), name)
+        self.start, self.stop, self.step = 0, stop, 1
+
+
+class _Positions:
+    def __init__(self, frame: DataFrame) -> None:
+        self.frame = frame
+
+    def __getitem__(self, key: tuple[slice, int]) -> _Column:
+        return _Column(self.frame._mgr[key[1]][2])
+
+
+class DataFrame:
+    """pandas' DataFrame as callpin reads it. Its state is a block manager, whose repr
+    gives the shapes alone, and a cache of the columns read so far (pandas' own)."""
+
+    def __init__(self, columns: dict[str, list[Any]] | list[tuple[str, list[Any]]], attrs: Any = None) -> None:
+        pairs = list(columns.items()) if isinstance(columns, dict) else columns
+        self._mgr = [(label, "int64", values) for label, values in pairs]
+        self._item_cache: dict[str, Any] = {}
+        self.attrs = attrs or {}
+        self.index = RangeIndex(len(pairs[0][1]))
+
+    def __repr__(self) -> str:
+        return f"BlockManager: {len(self._mgr)} columns"
+
+    columns = property(lambda self: _Column([label for label, _, _ in self._mgr]))
+    dtypes = property(lambda self: _Column([dtype for _, dtype, _ in self._mgr]))
+    iloc = property(lambda self: _Positions(self))
+
+
+class Series:
+    def __init__(self, values: list[Any], name: Any = None, index: Index | None = None) -> None:
+        self._values, self.name, self.dtype, self.attrs = values, name, "float64", {}
+        self.index = index or RangeIndex(len(values))
+
+    def tolist(self) -> list[Any]:
+        return list(self._values)
+
+
+class Refusing(DataFrame):
+    dtypes = property(lambda self: 1 / 0)  # type: ignore[assignment]
+
+
+class NaTType(_dt.datetime):
+    def __repr__(self) -> str:
+        return "NaT"
+
+
+@pytest.fixture
+def pandas(monkeypatch):
+    module = types.ModuleType("pandas")
+    module.DataFrame, module.Series, module.Index = DataFrame, Series, Index  # type: ignore[attr-defined]
+    module.NaT = NaTType(1970, 1, 1)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pandas", module)
+    return module
+
+
+def test_a_pandas_frame_is_its_dtypes_index_and_column_values(encoder_class, pandas):
+    frame = DataFrame({"sku": ["A", "B"], "qty": [1, 2]})
+    rows = RangeIndex(2)
+    ranged = ObjectState(f"{MOD}.RangeIndex", 1, (("name", None), ("start", 0), ("stop", 2), ("step", 1)))
+    assert state(frame, encoder_class) == ObjectState(
+        f"{MOD}.DataFrame",
+        1,
+        (
+            ("dtypes", {"sku": "int64", "qty": "int64"}),
+            ("index", ranged),
+            ("data", {"sku": ["A", "B"], "qty": [1, 2]}),
+        ),
+    )
+    assert frame._item_cache == {}  # read by position: no column cached
+    # Two frames whose blocks have the same shapes are two values (their repr was one).
+    other = DataFrame({"sku": ["A", "B"], "qty": [1, 3]})
+    assert repr(other) == repr(frame)
+    assert state(other, encoder_class) != state(frame, encoder_class)
+    # Columns that share a label are [label, values] pairs; attrs when set.
+    twice = state(DataFrame([("a", [1]), ("a", [2])], attrs={"source": "feed"}), encoder_class)
+    assert dict(twice.fields)["data"] == [["a", [1]], ["a", [2]]]
+    assert dict(twice.fields)["attrs"] == {"source": "feed"}
+    named = Index(["x", "y"], name="sku")
+    assert state(Series([1.5, 2.5], name="price", index=named), encoder_class) == ObjectState(
+        f"{MOD}.Series",
+        1,
+        (
+            ("name", "price"),
+            ("dtype", "float64"),
+            ("index", ObjectState(f"{MOD}.Index", 1, (("name", "sku"), ("dtype", "object"), ("values", ["x", "y"])))),
+            ("values", [1.5, 2.5]),
+        ),
+    )
+    levels = Index([("a", 1), ("b", 2)], names=["k", "n"])
+    assert dict(state(levels, encoder_class).fields)["names"] == ["k", "n"]
+    assert state(rows, encoder_class) == ranged
+
+
+def test_a_pandas_frame_pandas_cannot_read_is_its_state_and_nat_is_its_name(encoder_class, pandas):
+    refusing = state(Refusing({"a": [1]}), encoder_class)
+    assert refusing.type == f"{MOD}.Refusing" and [name for name, _ in refusing.fields] == [
+        "_item_cache",
+        "_mgr",
+        "attrs",
+        "index",
+    ]
+    assert state(pandas.NaT, encoder_class) == Opaque(f"{MOD}.NaTType", "NaT")
+
+
+def test_a_pandas_frame_edit_is_a_change_named_by_its_column_and_row(make_module, pandas):
+    def log_of(quantities: list[int]) -> Log:
+        module = make_module("objpd", "class Sink:\n    def push(self, frame):\n        return 1\n")
+        with callpin.record(None, spy=["objpd.Sink.push"]) as rec:
+            module.Sink().push(DataFrame({"sku": ["A", "B"], "qty": quantities}))
+        return Log.from_frames(list(rec.frames), rules=DEFAULT_RULES)
+
+    (op,) = callpin.diff(log_of([1, 2]), log_of([1, 3])).ops
+    assert op.op == "changed"
+    assert op.fields == (FieldChange("args[1].data.qty[1]", 2, 3),)
 
 
 class AuditLogger(logging.Logger):

@@ -544,6 +544,9 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
         if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
             return lambda obj: Record(qualified_name(type(obj)), tuple(zip(names, tuple.__iter__(obj), strict=False)))
         return lambda obj: tuple(tuple.__iter__(obj))
+    pandas = sys.modules.get("pandas")  # not imported: no frame exists
+    if pandas is not None and cls is type(getattr(pandas, "NaT", None)):
+        return opaque  # a datetime whose every field is NaN: `NaT`
     for kinds, convert in _BUILTIN_VALUES:
         if is_a(kinds):
             return convert
@@ -558,6 +561,11 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     numpy = sys.modules.get("numpy")  # not imported: no array exists
     if numpy is not None and isinstance(getattr(numpy, "ndarray", None), type) and issubclass(cls, numpy.ndarray):
         return _array_of(numpy.ndarray)
+    if pandas is not None:
+        for kind, form in (("DataFrame", _frame), ("Series", _series), ("Index", _index)):
+            pandas_type = getattr(pandas, kind, None)
+            if isinstance(pandas_type, type) and issubclass(cls, pandas_type):
+                return _or_by_state(form)
     logging = sys.modules.get("logging")  # not imported: no logger exists
     if logging is not None and issubclass(cls, logging.Logger):
         return _logger
@@ -651,6 +659,60 @@ def _array_of(ndarray: type) -> Callable[[Any], ObjectState]:
         return ObjectState(qualified_name(type(obj)), 0, (*held, ("values", tolist(obj)), *(instance_state(obj) or ())))
 
     return array
+
+
+def _or_by_state(form: Callable[[Any], ObjectState]) -> Callable[[Any], Any]:
+    """`form`, or the object's state when the library's own code refuses to give its values."""
+
+    def read(obj: Any) -> Any:
+        try:
+            return form(obj)
+        except Exception as exc:
+            exc.__traceback__ = None  # dropped with its frames
+            return _by_state(obj)
+
+    return read
+
+
+def _frame(obj: Any) -> ObjectState:
+    """A pandas DataFrame by its values: its columns' dtypes, its index, and each column's
+    values (`tolist()`: Python values), by label, in column order (a list of `[label,
+    values]` pairs when two columns share a label), then `attrs` when it holds any. Its
+    state is a block manager whose repr gives the shapes alone, and a cache of the
+    columns read so far. Read column by column by position, which fills no cache."""
+    columns = obj.columns.tolist()
+    dtypes = [str(dtype) for dtype in obj.dtypes.tolist()]
+    values = [obj.iloc[:, position].tolist() for position in range(len(columns))]
+    fields: tuple[tuple[str, Any], ...]
+    if obj.columns.is_unique:
+        fields = (("dtypes", dict(zip(columns, dtypes, strict=True))), ("index", obj.index))
+        fields += (("data", dict(zip(columns, values, strict=True))),)
+    else:
+        fields = (("dtypes", [list(pair) for pair in zip(columns, dtypes, strict=True)]), ("index", obj.index))
+        fields += (("data", [list(pair) for pair in zip(columns, values, strict=True)]),)
+    return ObjectState(qualified_name(type(obj)), 0, fields + _pandas_attrs(obj))
+
+
+def _series(obj: Any) -> ObjectState:
+    """A pandas Series by its name, dtype, index and values (`tolist()`), then `attrs`."""
+    fields = (("name", obj.name), ("dtype", str(obj.dtype)), ("index", obj.index), ("values", obj.tolist()))
+    return ObjectState(qualified_name(type(obj)), 0, fields + _pandas_attrs(obj))
+
+
+def _index(obj: Any) -> ObjectState:
+    """A pandas Index by its name (`names` for a MultiIndex), dtype and values; a
+    RangeIndex by its start, stop and step, which a default index of a million rows
+    keeps short."""
+    name = ("names", list(obj.names)) if obj.nlevels > 1 else ("name", obj.name)
+    bounds = tuple((part, getattr(obj, part, None)) for part in ("start", "stop", "step"))
+    if all(type(value) is int for _, value in bounds):
+        return ObjectState(qualified_name(type(obj)), 0, (name, *bounds))
+    return ObjectState(qualified_name(type(obj)), 0, (name, ("dtype", str(obj.dtype)), ("values", obj.tolist())))
+
+
+def _pandas_attrs(obj: Any) -> tuple[tuple[str, Any], ...]:
+    attrs = obj.attrs
+    return (("attrs", dict(attrs)),) if attrs else ()
 
 
 def _logger(obj: Any) -> Any:
