@@ -248,6 +248,20 @@ def test_a_form_registered_after_the_type_was_recorded_applies_from_then_on():
     assert decode(encode(Cents(150), NO_RULES)) == state
 
 
+def test_a_registration_undone_gives_the_type_the_form_it_had_before():
+    state = ObjectState(f"{__name__}.Cents", 1, (("value", 150),))
+    with register(Cents, lambda c: c.value) as outer:
+        assert outer.cls is Cents
+        with register(Cents, codec.opaque):
+            assert isinstance(decode(encode(Cents(150), NO_RULES)), Opaque)
+        assert decode(encode(Cents(150), NO_RULES)) == Custom(f"{__name__}.Cents", 150)
+    assert decode(encode(Cents(150), NO_RULES)) == state
+    forms = codec.registered_forms()
+    register(Cents, codec.opaque)
+    assert codec.restore_forms(forms) and not codec.restore_forms(forms)
+    assert decode(encode(Cents(150), NO_RULES)) == state
+
+
 def test_a_class_an_abc_registers_after_it_was_recorded_reads_as_that_abc():
     from collections.abc import Mapping
 

@@ -358,11 +358,36 @@ _NATIVE_TYPES = (
 )
 
 
-def register(cls: type, fn: Callable[[Any], Any]) -> None:
+class Registration:
+    """A form given with `register`, which `undo()` (or leaving a `with` block) takes back:
+    the type's form is then what it was before, registered or built in."""
+
+    def __init__(self, cls: type, previous: Callable[[Any], Any] | None) -> None:
+        self.cls, self._previous = cls, previous
+
+    def undo(self) -> None:
+        """Restore the form `cls` had before this registration."""
+        if self._previous is None:
+            _registry.pop(self.cls, None)
+        else:
+            _registry[self.cls] = self._previous
+        _forms.clear()
+
+    def __enter__(self) -> Registration:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.undo()
+
+
+def register(cls: type, fn: Callable[[Any], Any]) -> Registration:
     """Give values of `cls` (and its subclasses) the canonical form `fn(value)`.
 
     The result is encoded in place of the value, tagged with the type's qualified name.
     Types callpin encodes natively (str, dict, datetime...) cannot be re-registered.
+    The form holds for the process until undone: `with callpin.register(cls, fn): ...`
+    holds it for the block (under the pytest plugin, one registered in a test's body holds
+    for that test).
     """
     if not isinstance(cls, type):
         raise UsageError(f"register() needs a type, got {cls!r}")
@@ -370,8 +395,25 @@ def register(cls: type, fn: Callable[[Any], Any]) -> None:
         raise UsageError(f"{qualified_name(cls)} has a built-in canonical form")
     if not callable(fn):
         raise UsageError(f"register() needs a callable, got {fn!r}")
+    done = Registration(cls, _registry.get(cls))
     _registry[cls] = fn
     _forms.clear()
+    return done
+
+
+def registered_forms() -> dict[type, Callable[[Any], Any]]:
+    """A copy of the forms registered now, for `restore_forms`."""
+    return dict(_registry)
+
+
+def restore_forms(forms: Mapping[type, Callable[[Any], Any]]) -> bool:
+    """Make the registered forms `forms` again; whether any had changed since."""
+    if _registry == forms:
+        return False
+    _registry.clear()
+    _registry.update(forms)
+    _forms.clear()
+    return True
 
 
 def opaque(value: Any) -> Opaque:
