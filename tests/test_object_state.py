@@ -11,7 +11,7 @@ import logging
 import sys
 import types
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -716,6 +716,57 @@ def test_a_pandas_frame_edit_is_a_change_named_by_its_column_and_row(make_module
     (op,) = callpin.diff(log_of([1, 2]), log_of([1, 3])).ops
     assert op.op == "changed"
     assert op.fields == (FieldChange("args[1].data.qty[1]", 2, 3),)
+
+
+class BaseClient:
+    """botocore's client as callpin reads it: `meta` (service model, region, endpoint URL,
+    config); its state holds the caches its session shares with other clients."""
+
+    def __init__(self, region: str, cache: dict[str, Any], **options: Any) -> None:
+        config = ClientConfig(region_name=region, user_agent=f"Botocore/1.0 os/{sys.platform}", **options)
+        service = types.SimpleNamespace(service_name="s3")
+        self.meta = types.SimpleNamespace(
+            config=config, service_model=service, region_name=region, endpoint_url=f"https://s3.{region}.example"
+        )
+        self._loader = cache
+        self._credentials = ("AKIAEXAMPLE", "never-read")
+
+
+class ClientConfig:
+    OPTION_DEFAULTS: ClassVar[dict[str, Any]] = {"region_name": None, "connect_timeout": 60, "retries": None}
+
+    def __init__(self, **options: Any) -> None:
+        self.connect_timeout, self.retries, self._user_provided_options = 60, None, options
+        vars(self).update(options)
+
+
+class S3(BaseClient):
+    pass
+
+
+def test_a_botocore_client_is_its_service_region_endpoint_and_config(encoder_class, monkeypatch):
+    module = types.ModuleType("botocore.client")
+    module.BaseClient = BaseClient  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "botocore.client", module)
+    client = S3("eu-west-1", {"s3": "model"}, retries={"max_attempts": 3})
+    assert state(client, encoder_class) == ObjectState(
+        f"{MOD}.S3",
+        1,
+        (
+            ("service", "s3"),
+            ("region", "eu-west-1"),
+            ("endpoint_url", "https://s3.eu-west-1.example"),
+            ("config", {"region_name": "eu-west-1", "retries": {"max_attempts": 3}}),
+        ),
+    )
+    # What the session cached for other clients is not part of it; a region is.
+    after_others = S3("eu-west-1", {"s3": "model", "sqs": "model"}, retries={"max_attempts": 3})
+    assert state(after_others, encoder_class) == state(client, encoder_class)
+    assert state(S3("us-east-1", {}), encoder_class) != state(S3("eu-west-1", {}), encoder_class)
+    # A client botocore's members cannot describe is written by its state.
+    broken = S3("eu-west-1", {})
+    del broken.meta
+    assert [name for name, _ in state(broken, encoder_class).fields] == ["_credentials", "_loader"]
 
 
 class AuditLogger(logging.Logger):

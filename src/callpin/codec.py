@@ -611,6 +611,10 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     logging = sys.modules.get("logging")  # not imported: no logger exists
     if logging is not None and issubclass(cls, logging.Logger):
         return _logger
+    botocore_client = sys.modules.get("botocore.client")  # not imported: no client exists
+    base_client = getattr(botocore_client, "BaseClient", None)
+    if isinstance(base_client, type) and issubclass(cls, base_client):
+        return _or_by_state(_service_client)
     if cls.__module__ != "builtins":
         # Mappings and sequences of other libraries (UserDict, a case-insensitive dict of
         # headers) read as their items; a UserString is a sequence of characters, and
@@ -750,6 +754,31 @@ def _index(obj: Any) -> ObjectState:
     if all(type(value) is int for _, value in bounds):
         return ObjectState(qualified_name(type(obj)), 0, (name, *bounds))
     return ObjectState(qualified_name(type(obj)), 0, (name, ("dtype", str(obj.dtype)), ("values", obj.tolist())))
+
+
+def _service_client(obj: Any) -> ObjectState:
+    """A botocore (boto3) client by what says which service it talks to and how: its
+    service name, region, endpoint URL, and the options of its config that differ from
+    botocore's defaults (`user_agent` left out: it names the machine's OS and Python).
+    Its state holds the caches its session shares between clients (service models,
+    endpoint rules, exception classes), which read otherwise after a test that made a
+    client of another service, and no credentials are read."""
+    meta = obj.meta
+    config = meta.config
+    defaults = getattr(type(config), "OPTION_DEFAULTS", {})
+    missing = object()
+    options = {
+        name: value
+        for name, value in sorted(vars(config).items())
+        if not name.startswith("_") and name != "user_agent" and defaults.get(name, missing) != value
+    }
+    fields = (
+        ("service", meta.service_model.service_name),
+        ("region", meta.region_name),
+        ("endpoint_url", meta.endpoint_url),
+        ("config", options),
+    )
+    return ObjectState(qualified_name(type(obj)), 0, fields)
 
 
 def _pandas_attrs(obj: Any) -> tuple[tuple[str, Any], ...]:
