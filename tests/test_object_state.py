@@ -769,6 +769,21 @@ def test_a_botocore_client_is_its_service_region_endpoint_and_config(encoder_cla
     assert [name for name, _ in state(broken, encoder_class).fields] == ["_credentials", "_loader"]
 
 
+class Ring(collections.deque):  # type: ignore[type-arg]
+    def __iter__(self) -> Any:
+        raise AssertionError("a subclass's __iter__ ran")
+
+
+def test_a_deque_keeps_its_maxlen_and_an_array_its_typecode(encoder_class):
+    import array
+
+    assert state(collections.deque([1, 2]), encoder_class) == Custom("collections.deque", [1, 2])
+    assert state(Ring([1, 2], maxlen=3), encoder_class) == Record(f"{MOD}.Ring", (("iterable", [1, 2]), ("maxlen", 3)))
+    ints, longs = array.array("i", [1, 2]), array.array("l", [1, 2])
+    assert state(ints, encoder_class) == Record("array.array", (("typecode", "i"), ("initializer", [1, 2])))
+    assert state(longs, encoder_class) != state(ints, encoder_class)
+
+
 class AuditLogger(logging.Logger):
     pass
 

@@ -10,6 +10,8 @@ returns plain values plus the small frozen value types defined here.
 from __future__ import annotations
 
 import abc
+import array
+import collections
 import dataclasses
 import datetime as _dt
 import enum
@@ -615,6 +617,10 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     base_client = getattr(botocore_client, "BaseClient", None)
     if isinstance(base_client, type) and issubclass(cls, base_client):
         return _or_by_state(_service_client)
+    if issubclass(cls, collections.deque):
+        return _deque
+    if issubclass(cls, array.array):
+        return _array
     if cls.__module__ != "builtins":
         # Mappings and sequences of other libraries (UserDict, a case-insensitive dict of
         # headers) read as their items; a UserString is a sequence of characters, and
@@ -650,6 +656,32 @@ def _by_elements(obj: Any) -> Any:
         exc.__traceback__ = None
         return _by_state(obj)
     return Custom(qualified_name(type(obj)), elements)
+
+
+_DEQUE_ITER, _DEQUE_MAXLEN = collections.deque.__iter__, vars(collections.deque)["maxlen"]
+
+
+def _deque(obj: Any) -> Any:
+    """A deque as its elements, read with deque's own members; with its `maxlen` when it
+    has one (`deque(iterable=[...], maxlen=3)`): a refactor that drops it keeps every
+    element the collaborator appends."""
+    elements = list(_DEQUE_ITER(obj))
+    maxlen = _DEQUE_MAXLEN.__get__(obj, collections.deque)
+    if maxlen is None:
+        return Custom(qualified_name(type(obj)), elements)
+    return Record(qualified_name(type(obj)), (("iterable", elements), ("maxlen", maxlen)))
+
+
+_ARRAY_TOLIST, _ARRAY_TYPECODE = array.array.tolist, vars(array.array)["typecode"]
+
+
+def _array(obj: Any) -> Record:
+    """An `array.array` as its typecode and elements, read with array's own members: two
+    arrays of the same numbers in another typecode write other bytes to a file."""
+    return Record(
+        qualified_name(type(obj)),
+        (("typecode", _ARRAY_TYPECODE.__get__(obj, array.array)), ("initializer", _ARRAY_TOLIST(obj))),
+    )
 
 
 def _enum_value(obj: Any) -> EnumValue:
