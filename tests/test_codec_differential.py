@@ -149,8 +149,13 @@ _glue = st.sampled_from(
         "2024-",
     ]
 )
+# Pieces of secret lines (`Authorization: Basic ...`), and of texts that only look like one.
+_secret_line = st.sampled_from(
+    ["\n", "\r\n", "  ", "\t", ": ", ":", "Authorization", "x-api-KEY", "pass", "Token", "keyboard", "'v'", '"', ","]
+)
 normalizable_text = st.lists(
-    st.one_of(_uuid_text, _near_uuid, _timestamp_text, _http_date_text, _address_text, _glue, _hex), max_size=8
+    st.one_of(_uuid_text, _near_uuid, _timestamp_text, _http_date_text, _address_text, _glue, _hex, _secret_line),
+    max_size=8,
 ).map("".join)
 any_text = st.text(max_size=40) | st.text(st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010), max_size=5)
 texts = normalizable_text | any_text

@@ -439,6 +439,60 @@ def test_secret_parameters_of_a_url_and_a_form_body_never_reach_the_file(make_mo
     assert second.kwargs == {"body": "client_secret=<secret:3>"}
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A header block of raw HTTP: each secret header's value, to the end of its line.
+        (
+            "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Basic c2hvcA==\r\nX-Api-Key: k1 \r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: <secret:1>\r\nX-Api-Key: <secret:2> \r\n\r\n",
+        ),
+        ("Authorization: Bearer x", "Authorization: <secret:1>"),
+        ("Set-Cookie: session=abc; Path=/", "Set-Cookie: <secret:1>"),
+        ("AWSAccessKeyId:AKIA1", "AWSAccessKeyId:<secret:1>"),
+        # YAML and .env-like texts, indented; a quoted value keeps its quotes.
+        ("db:\n  user: ada\n  db_password: 'hunter2'\n", "db:\n  user: ada\n  db_password: '<secret:1>'\n"),
+        # Pretty-printed JSON: the quotes and the comma stay.
+        ('{\n  "token": "abc",\n  "n": 1\n}', '{\n  "token": "<secret:1>",\n  "n": 1\n}'),
+        # The same value on two lines shares its number.
+        ("token: abc\napi_key: abc", "token: <secret:1>\napi_key: <secret:1>"),
+    ],
+)
+def test_the_values_of_secret_lines_are_numbered_secrets(text, expected):
+    assert norm(text) == expected
+    assert norm(expected) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "keyboard: qwerty\nauthor: ada",  # a secret word inside another word
+        "sent at 10:00 token: abc",  # not the start of a line
+        "password:",  # no value
+        "password:   \nx",
+        "Host: x\r\nAccept: */*",
+    ],
+)
+def test_lines_that_only_look_like_secret_lines_are_kept(text):
+    assert norm(text) == text
+    assert norm(text, DEFAULT_RULES.without("redact")) == text
+
+
+def test_raw_http_bytes_keep_their_secret_headers_out_of_the_file(make_module, tmp_path):
+    module = make_module("redacted_lines", "def send(data):\n    return len(data)\n")
+    path = tmp_path / "calls.cpin"
+    raw = b"POST /q HTTP/1.1\r\nAuthorization: Basic c2hvcDpodW50ZXIy\r\nCookie: sid=s3cr3t\r\n\r\n{}"
+    with callpin.record(path, spy=["redacted_lines.send"]):
+        module.send(raw)
+        module.send(raw.decode())
+    data = path.read_bytes()
+    for secret in (b"c2hvcDpodW50ZXIy", b"s3cr3t"):
+        assert secret not in data
+    first, second = callpin.load(path)
+    assert first.args == (b"POST /q HTTP/1.1\r\nAuthorization: <secret:1>\r\nCookie: <secret:2>\r\n\r\n{}",)
+    assert second.args == (first.args[0].decode(),)
+
+
 def test_a_secret_keyword_stays_redacted_after_one_met_inside_a_secret(make_module, tmp_path):
     # `token`'s value is numbered by its raw bytes, where no name is asked whether it is
     # secret: the `password` met there is not a plain name for the keyword that follows.

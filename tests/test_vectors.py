@@ -52,6 +52,10 @@ DECODED: dict[str, Any] = {
     "datetime-normalized": Placeholder("ts", 1),
     "timestamp-in-text": "at <ts:1> and <ts:1>",
     "timestamp-http-date": "Date: <ts:1>; expires=<ts:2>",
+    "secret-lines": [
+        b"POST /q HTTP/1.1\r\nHost: x\r\nAuthorization: <secret:1>\r\nX-Api-Key: <secret:2>\r\n\r\n",
+        'db:\n  user: ada\n  password: "<secret:3>"\n  keyboard: qwerty\n',
+    ],
     "set-of-uuids": {Placeholder("uuid", 1), Placeholder("uuid", 2)},
     "user-rule": "tickets <ticket:1> and <ticket:1>, <ticket:2>",
     "too-deep-marker": cases._nested(codec.MAX_DEPTH),  # the innermost list is replaced

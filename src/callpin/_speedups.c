@@ -338,7 +338,7 @@ typedef struct {
     int scan_ts;        /* ... timestamps */
     int scan_addr;      /* ... addresses (in reprs) */
     int delegate;       /* user rules: text goes to normalize.normalize_text */
-    int scan_redact;    /* rules.redact: a text with an '@' or '=' goes to normalize_text (URL credentials,
+    int scan_redact;    /* rules.redact: a text with an '@', an '=' or a secret line goes to normalize_text (URL credentials,
                          * secret parameters) */
     PyObject *tmp_prefixes; /* rules.tmp_prefixes: a text holding one goes to normalize_text */
     int mode;           /* codec.Encoder._mode */
@@ -1075,6 +1075,34 @@ static void keep_plain_name(Encoder *e, PyObject *key)
         PyErr_Clear();
 }
 
+/* The stems of the secret words (normalize.SECRET_LINE_PATTERN's names): each secret word
+ * holds one of them, in any case. */
+static const char *const SECRET_STEMS[] = {"auth",   "pass",       "pwd",      "secret",  "token",     "key",
+                                           "cookie", "credential", "userinfo", "session", "signature", NULL};
+
+/* 1 when a secret line (`Authorization: Basic ...`) may be in the text: a ':' and, in any
+ * case, one of the stems. A superset of what the pattern matches, so every text it could
+ * change goes to normalize_text. */
+static int may_hold_secret_line(const char *text, Py_ssize_t n)
+{
+    if (memchr(text, ':', (size_t)n) == NULL)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* | 0x20 lower-cases an ASCII letter, and makes no other byte a lower-case letter. */
+        unsigned char c = (unsigned char)text[i] | 0x20;
+        for (const char *const *stem = SECRET_STEMS; *stem != NULL; stem++) {
+            Py_ssize_t m = (Py_ssize_t)strlen(*stem), k = 1;
+            if ((unsigned char)(*stem)[0] != c || i + m > n)
+                continue;
+            while (k < m && ((unsigned char)text[i + k] | 0x20) == (unsigned char)(*stem)[k])
+                k++;
+            if (k == m)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* codec.Encoder._str: normalized (unless raw), size-checked, surrogates in their own ext. */
 static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
 {
@@ -1100,7 +1128,9 @@ static int write_str(Encoder *e, PyObject *s, Buf *out, int reprs)
     if (text_view(s, &t) < 0)
         return -1;
     if (e->any_rules && e->mode != MODE_RAW
-        && ((e->scan_redact && (memchr(t.data, '@', (size_t)t.len) != NULL || memchr(t.data, '=', (size_t)t.len) != NULL))
+        && ((e->scan_redact
+             && (memchr(t.data, '@', (size_t)t.len) != NULL || memchr(t.data, '=', (size_t)t.len) != NULL
+                 || may_hold_secret_line(t.data, t.len)))
             || holds_tmp_prefix(e, &t))) {
         Py_XDECREF(t.owner);
         return write_str_delegated(e, s, out, reprs);

@@ -6,6 +6,7 @@ import os
 import re
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,13 +61,32 @@ _SECRET_NAME = re.compile(SECRET_NAME_PATTERN)
 # each word's place again made it quadratic (48 KB of `token_` took 3.7 s). The
 # quotes and closing brackets that end the value are the text around the URL (a repr's
 # `')`, a JSON string's `"`): `_scan` leaves them out of the secret (VALUE_AROUND).
-QUERY_SECRET_PATTERN = (
-    r"(?:^|(?<=[?&;\s]))"
-    r"(?=(?:[^=&#;\s?/:@]*?(?:[^A-Za-z0-9=&#;\s?/:@]|[a-z0-9](?=[A-Z])|(?<=[A-Z])[A-Z](?=[A-Z][a-z])))?"
+# A name that holds one of the secret words at a boundary (a separator, or a camelCase
+# hump): the lookahead the secret parameters and secret lines share, then the name read.
+_NAME_CHARS = r"[^=&#;\s?/:@]"
+_SECRET_NAME_AHEAD = (
+    rf"(?=(?:{_NAME_CHARS}*?(?:[^A-Za-z0-9=&#;\s?/:@]|[a-z0-9](?=[A-Z])|(?<=[A-Z])[A-Z](?=[A-Z][a-z])))?"
     r"(?i:authorization|auth|password|passwd|passphrase|pwd|secret|token|api[-_]?key|apikey"
     r"|cookies?|credentials?|userinfo|private[-_]?key|access[-_]?key|session[-_]?id|signature)"
     r"(?:(?![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z])))"
-    r"[^=&#;\s?/:@]*+=(?!<secret:[0-9]+>['\")\]>}]*(?:[&#;\s]|$))(?P<secret>[^&#;\s]+)"
+)
+QUERY_SECRET_PATTERN = (
+    r"(?:^|(?<=[?&;\s]))"
+    + _SECRET_NAME_AHEAD
+    + _NAME_CHARS
+    + r"*+=(?!<secret:[0-9]+>['\")\]>}]*(?:[&#;\s]|$))(?P<secret>[^&#;\s]+)"
+)
+# The value of a `name: value` line whose name is a secret name, as a header of raw HTTP
+# (`Authorization: Basic ...`, `X-Api-Key: ...`), a YAML or .env-like text
+# (`  db_password: hunter2`) or pretty-printed JSON (`"token": "..."`) writes it: the
+# name starts its line (after spaces or tabs), and the value, group `line_secret`, is the
+# rest of the line less its trailing white space and comma, inside its quotes when it is
+# quoted (`_scan`). One that already is a placeholder stays.
+SECRET_LINE_PATTERN = (
+    r"(?m:^)[ \t]*"
+    + _SECRET_NAME_AHEAD
+    + _NAME_CHARS
+    + r"*+[ \t]*:[ \t]*+(?![\"']?<secret:[0-9]+>[\"']?,?[ \t]*(?:\r?\n|\Z))(?P<line_secret>[^\r\n]*[^\s,])"
 )
 VALUE_AROUND = "'\")]>}"
 
@@ -113,6 +133,8 @@ class Rule:
     # a text holding none of them is not searched. Empty: the pattern is searched in
     # every text.
     needles: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    # A finer test than the needles, when given: False for a text the rule cannot match.
+    needed: Callable[[str], bool] | None = field(default=None, repr=False, compare=False)
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -146,7 +168,24 @@ TIMESTAMP = Rule("timestamp", "ts", TIMESTAMP_PATTERN, builtin=True, needles=(":
 ADDRESS = Rule("address", "addr", ADDRESS_PATTERN, builtin=True, needles=("0x",))
 # `redact` is both kinds: URL credentials and secret parameters in strings, and the values
 # of secret names.
-REDACT = Rule("redact", "secret", f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}", builtin=True, needles=("@", "="))
+# The stems of the secret words, one of which each holds (in any case).
+_SECRET_STEM = re.compile(r"auth|pass|pwd|secret|token|key|cookie|credential|userinfo|session|signature", re.I | re.A)
+
+
+def _may_redact(text: str) -> bool:
+    """A text `redact` can change: an '@' (URL credentials), an '=' (secret parameters), or
+    a ':' and a secret word's stem (secret lines): the test the C encoder makes."""
+    return "@" in text or "=" in text or (":" in text and _SECRET_STEM.search(text) is not None)
+
+
+REDACT = Rule(
+    "redact",
+    "secret",
+    f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}|{SECRET_LINE_PATTERN}",
+    builtin=True,
+    needles=("@", "=", ":"),
+    needed=_may_redact,
+)
 TMP = Rule("tmp", "tmp", TMP_PATTERN, builtin=True, needles=TMP_ROOTS)
 BUILTIN_RULES = {r.name: r for r in (UUID, TIMESTAMP, ADDRESS, REDACT, TMP)}
 _TAKEN = ("ts", "addr", "secret")
@@ -368,7 +407,10 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
     # A rule whose needles the text lacks cannot match it: searched already, nothing found.
     # (The pattern of redact's secret parameters alone takes longer on a short text
     # than all the others together.)
-    searched = [bool(one.needles) and not _holds_any(text, one.needles) for one in rules]
+    searched = [
+        not one.needed(text) if one.needed is not None else bool(one.needles) and not _holds_any(text, one.needles)
+        for one in rules
+    ]
     while pos <= length:
         best: re.Match[str] | None = None
         best_rule: Rule | None = None
@@ -387,6 +429,10 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
         if best_rule.builtin and best.lastgroup == "secret":
             start, end = best.span("secret")
             end = start + (len(text[start:end].rstrip(VALUE_AROUND)) or end - start)
+        elif best_rule.builtin and best.lastgroup == "line_secret":
+            start, end = best.span("line_secret")
+            if end - start > 2 and text[start] in "'\"" and text[end - 1] == text[start]:
+                start, end = start + 1, end - 1
         else:
             start, end = best.span()
         pieces.append(text[pos:start])

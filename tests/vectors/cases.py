@@ -172,6 +172,13 @@ CASES: dict[str, tuple[Any, RuleSet]] = {
         {"Authorization": "Basic dTpw", "auth": ("u", "p"), "X-Api-Key": "Basic dTpw", "url": "https://u:p@host/x"},
         DEFAULT_RULES,
     ),
+    "secret-lines": (
+        [
+            b"POST /q HTTP/1.1\r\nHost: x\r\nAuthorization: Basic dTpw\r\nX-Api-Key: k1\r\n\r\n",
+            'db:\n  user: ada\n  password: "dTpw"\n  keyboard: qwerty\n',
+        ],
+        DEFAULT_RULES,
+    ),
     "bytes-utf8-normalized": (f"id={U1}&at=2024-03-01T09:30:00".encode(), DEFAULT_RULES),
     "bytes-not-utf8-raw": (b"\xff" + str(U1).encode(), DEFAULT_RULES),
     "tmp-paths": (
