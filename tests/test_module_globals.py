@@ -109,3 +109,32 @@ def test_an_alias_in_a_module_imported_between_blocks_is_patched(make_module):
     ]
     assert len(rec.events) == 1
     assert user.charge is billing.charge
+
+
+LAZY = """
+EVALUATED = []
+
+class Promise:
+    # A lazy proxy as celery's shared_task and lazy settings objects are: asked for its
+    # class, it evaluates itself (celery finalizes its app).
+    @property
+    def __class__(self):
+        EVALUATED.append("evaluated")
+        return int
+
+    def __call__(self, *args):
+        return None
+
+send_email = Promise()
+
+def charge(card):
+    return card
+"""
+
+
+def test_recording_never_evaluates_a_lazy_global(make_module):
+    module = make_module("cp_mg_lazy", LAZY)
+    with callpin.record(spy=["cp_mg_lazy.charge"]) as rec:
+        module.charge("card_A")
+    assert len(rec.events) == 1
+    assert module.EVALUATED == []

@@ -58,9 +58,17 @@ def imported_since(point: Mark) -> tuple[list[tuple[str, types.ModuleType]], boo
     found = [
         (name, module)
         for name, module in pairs
-        if isinstance(module, types.ModuleType) and isinstance(getattr(module, "__dict__", None), dict)
+        if _is_module(module) and isinstance(getattr(module, "__dict__", None), dict)
     ]
     return found, everything
+
+
+def _is_module(value: object) -> bool:
+    """Whether `value` is a module, asked of its type alone: `isinstance` would read the
+    `__class__` of a global that is not one, which a lazy proxy (celery's `shared_task`
+    promise, a lazy settings object) answers by evaluating itself, so recording changed
+    the code under test (`callable` too asks the type alone)."""
+    return issubclass(type(value), types.ModuleType)
 
 
 def _initializing(module: types.ModuleType) -> bool:
@@ -100,7 +108,7 @@ class GlobalsIndex:
         namespace = module.__dict__
         places = self._places
         for key, value in namespace.copy().items():
-            if callable(value) and not isinstance(value, types.ModuleType):
+            if callable(value) and not _is_module(value):
                 places.setdefault(id(value), []).append((name, key))
         if _initializing(module):
             self._pending.append((name, module))
@@ -123,7 +131,7 @@ class GlobalsIndex:
         seen: set[tuple[int, str]] = set()
         for module_name, key in self._places.get(id(obj), ()):
             module = sys.modules.get(module_name)
-            if not isinstance(module, types.ModuleType):
+            if not _is_module(module):
                 continue
             namespace = getattr(module, "__dict__", None)
             if not isinstance(namespace, dict) or namespace.get(key) is not obj or (id(namespace), key) in seen:
