@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import threading
 import types
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 
 class Mark(NamedTuple):
@@ -63,7 +63,7 @@ def imported_since(point: Mark) -> tuple[list[tuple[str, types.ModuleType]], boo
     return found, everything
 
 
-def _is_module(value: object) -> bool:
+def _is_module(value: object) -> TypeGuard[types.ModuleType]:
     """Whether `value` is a module, asked of its type alone: `isinstance` would read the
     `__class__` of a global that is not one, which a lazy proxy (celery's `shared_task`
     promise, a lazy settings object) answers by evaluating itself, so recording changed
