@@ -405,16 +405,49 @@ def test_a_change_inside_an_object_cut_by_the_budget_fails_its_pin(make_module, 
             send("URGENT: wire money")
 
 
-def test_objects_nested_past_the_object_depth_are_recorded_by_identity(encoder_class):
+def _nested_requests(levels: int, innermost_url: str = "u") -> Any:
     value: Any = None
-    for _ in range(codec.MAX_OBJECT_DEPTH + 1):
-        holder = PreparedRequest("u")
+    for level in range(levels):
+        holder = PreparedRequest(innermost_url if level == 0 else "u")
         holder.headers = {"inner": value}
         value = holder
+    return value
+
+
+def test_objects_nested_past_the_object_depth_are_their_identity_and_the_digest_of_their_state(encoder_class):
+    value = _nested_requests(codec.MAX_OBJECT_DEPTH + 1)
     found = state(value, encoder_class)
     for _ in range(codec.MAX_OBJECT_DEPTH - 1):
         found = dict(found.fields)["headers"]["inner"]
-    assert dict(found.fields)["headers"]["inner"] == Instance(f"{MOD}.PreparedRequest", codec.MAX_OBJECT_DEPTH + 1)
+    innermost = value
+    for _ in range(codec.MAX_OBJECT_DEPTH):
+        innermost = innermost.headers["inner"]
+    past = dict(found.fields)["headers"]["inner"]
+    assert past == Instance(
+        f"{MOD}.PreparedRequest", codec.MAX_OBJECT_DEPTH + 1, False, codec.state_digest(innermost, NO_RULES)
+    )
+    assert repr(past).startswith("<PreparedRequest#4, past the object depth, digest ")
+    # A change past the depth changes the digest (format 1.3 wrote the identity alone).
+    edited = state(_nested_requests(codec.MAX_OBJECT_DEPTH + 1, "v"), encoder_class)
+    assert edited != state(value, encoder_class)
+    # Inside a digest, an object past the depth is its identity alone: no digest of a digest.
+    whole = decode(encoder_class(NO_RULES).encode_whole(value, 0))
+    for _ in range(codec.MAX_OBJECT_DEPTH):
+        whole = dict(whole.fields)["headers"]["inner"]
+    assert whole == Instance(f"{MOD}.PreparedRequest", codec.MAX_OBJECT_DEPTH + 1)
+
+
+def test_a_change_four_objects_deep_fails_its_pin_naming_the_cut_object(make_module, tmp_path):
+    module = make_module("deep_ledger", "def record(intent):\n    return 1\n")
+    path = tmp_path / "deep.cpin"
+    with callpin.pin(path, spy=["deep_ledger.record"], mode="new"):
+        module.record(_nested_requests(codec.MAX_OBJECT_DEPTH + 1, "London"))
+    with callpin.pin(path, spy=["deep_ledger.record"], mode="check"):
+        module.record(_nested_requests(codec.MAX_OBJECT_DEPTH + 1, "London"))
+    cut = r"args\[0\]\.headers\.inner\.headers\.inner\.headers\.inner: <PreparedRequest#4, past the object depth"
+    with pytest.raises(callpin.Drift, match=cut):
+        with callpin.pin(path, spy=["deep_ledger.record"], mode="check"):
+            module.record(_nested_requests(codec.MAX_OBJECT_DEPTH + 1, "Paris"))
 
 
 def test_an_object_referring_to_itself_reads_as_a_cycle(encoder_class):

@@ -92,7 +92,16 @@ DECODED: dict[str, Any] = {
                 ObjectState(
                     f"{MOD}.Chain",
                     2,
-                    (("inner", ObjectState(f"{MOD}.Chain", 3, (("inner", Instance(f"{MOD}.Chain", 4)),))),),
+                    (
+                        (
+                            "inner",
+                            ObjectState(
+                                f"{MOD}.Chain",
+                                3,
+                                (("inner", Instance(f"{MOD}.Chain", 4, False, bytes.fromhex("71ebf367f8e84cb0"))),),
+                            ),
+                        ),
+                    ),
                 ),
             ),
         ),

@@ -30,7 +30,7 @@ enum {
     EXT_UUID = 6, EXT_DATETIME = 7, EXT_DATE = 8, EXT_TIME = 9, EXT_TIMEDELTA = 10,
     EXT_PATH = 11, EXT_ENUM = 12, EXT_RECORD = 13, EXT_EXCEPTION = 14,
     EXT_PLACEHOLDER = 15, EXT_CYCLE = 16, EXT_OPAQUE = 17, EXT_SURROGATE_STR = 18,
-    EXT_UNENCODABLE = 19, EXT_INSTANCE = 20, EXT_CUSTOM = 21, EXT_OBJECT = 22, EXT_OVER_BUDGET = 23,
+    EXT_UNENCODABLE = 19, EXT_INSTANCE = 20, EXT_CUSTOM = 21, EXT_OBJECT = 22, EXT_OVER_BUDGET = 23, EXT_PAST_DEPTH = 24,
 };
 
 /* codec._NORMAL, _SHAPE, _RAW */
@@ -2381,8 +2381,8 @@ static int write_name_number(PyObject *obj, PyObject *name, int code, Buf *out)
     return ext_end(out, start, code);
 }
 
-/* codec.Encoder._over_budget: ext 23, [type, number, digest] */
-static int write_over_budget(PyObject *instance, PyObject *digest, Buf *out)
+/* codec.Encoder._digested: ext 23 or 24, [type, number, digest] */
+static int write_digested(PyObject *instance, PyObject *digest, int code, Buf *out)
 {
     Py_ssize_t start = out->len;
     if (!PyBytes_CheckExact(digest) || PyBytes_GET_SIZE(digest) != 8) {
@@ -2391,28 +2391,31 @@ static int write_over_budget(PyObject *instance, PyObject *digest, Buf *out)
     }
     if (write_name_number_head(instance, s_type, 0x93, out) < 0 || pack_bin(out, PyBytes_AS_STRING(digest), 8) < 0)
         return -1;
-    return ext_end(out, start, EXT_OVER_BUDGET);
+    return ext_end(out, start, code);
 }
 
-/* codec.Encoder._cut: an object the budget writes by identity, with the digest of its
- * state (codec.state_digest) in normal mode, zeros of the same size otherwise. */
-static int write_cut(Encoder *e, PyObject *obj, PyObject *instance, Buf *out)
+/* codec.Encoder._cut and _past_depth: an object the budget writes by identity (ext 23,
+ * the digest of its state as deep as the log would have written it), or one past the
+ * object depth (ext 24, the digest of its state written from it), with the digest
+ * (codec.state_digest) in normal mode, zeros of the same size otherwise. */
+static int write_cut(Encoder *e, PyObject *obj, PyObject *instance, int code, Buf *out)
 {
     PyObject *digest;
     int r;
     if (e->mode == MODE_NORMAL)
-        digest = PyObject_CallFunction(fn_state_digest, "OOn", obj, e->rules, e->objects);
+        digest = PyObject_CallFunction(fn_state_digest, "OOn", obj, e->rules,
+                                       code == EXT_PAST_DEPTH ? (Py_ssize_t)0 : e->objects);
     else
         digest = PyBytes_FromStringAndSize("\0\0\0\0\0\0\0\0", 8);
     if (digest == NULL)
         return -1;
-    r = write_over_budget(instance, digest, out);
+    r = write_digested(instance, digest, code, out);
     Py_DECREF(digest);
     return r;
 }
 
-/* codec.Encoder._instance (an exact Instance): ext 20, or ext 23 when its over_budget is
- * true (with its digest; without one, as a 1.2 log has it) */
+/* codec.Encoder._instance (an exact Instance): ext 20; ext 23 when its over_budget is
+ * true (with its digest; without one, as a 1.2 log has it); ext 24 with a digest alone */
 static int write_instance(PyObject *obj, Buf *out)
 {
     PyObject *flag = slot_get(obj, instance_over_budget_slot, s_over_budget), *digest;
@@ -2423,17 +2426,15 @@ static int write_instance(PyObject *obj, Buf *out)
     Py_DECREF(flag);
     if (over < 0)
         return -1;
-    if (over) {
-        digest = PyObject_GetAttr(obj, s_digest);
-        if (digest == NULL)
-            return -1;
-        if (digest != Py_None) {
-            r = write_over_budget(obj, digest, out);
-            Py_DECREF(digest);
-            return r;
-        }
+    digest = PyObject_GetAttr(obj, s_digest);
+    if (digest == NULL)
+        return -1;
+    if (digest != Py_None) {
+        r = write_digested(obj, digest, over ? EXT_OVER_BUDGET : EXT_PAST_DEPTH, out);
         Py_DECREF(digest);
+        return r;
     }
+    Py_DECREF(digest);
     return write_name_number(obj, s_type, over ? EXT_OVER_BUDGET : EXT_INSTANCE, out);
 }
 
@@ -2615,8 +2616,15 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
     if (instance == NULL)
         goto done;
     if (e->objects >= e->max_objects) {
-        /* past the object depth; inside the state of an object written shallow, cut by the budget */
-        r = e->shallow ? write_cut(e, obj, instance, out) : write_name_number(instance, s_type, EXT_INSTANCE, out);
+        /* inside the state of an object written shallow, cut by the budget; past the object
+         * depth, with the digest of its state, except inside a digest's own writing (no
+         * budget: encode_whole), which stops there */
+        if (e->shallow)
+            r = write_cut(e, obj, instance, EXT_OVER_BUDGET, out);
+        else if (e->object_budget == PY_SSIZE_T_MAX)
+            r = write_name_number(instance, s_type, EXT_INSTANCE, out);
+        else
+            r = write_cut(e, obj, instance, EXT_PAST_DEPTH, out);
         goto done;
     }
     number = PyObject_GetAttr(instance, s_number);
@@ -2651,7 +2659,7 @@ static int write_object(Encoder *e, PyObject *obj, PyObject *form, Buf *out, Py_
         }
         if (r == 0) {
             if (measured.len > e->object_budget)
-                r = write_cut(e, obj, instance, out);
+                r = write_cut(e, obj, instance, EXT_OVER_BUDGET, out);
             else if (e->mode == MODE_RAW)
                 r = buf_put(out, measured.data, measured.len);
             else

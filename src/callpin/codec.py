@@ -62,6 +62,7 @@ EXT_INSTANCE = 20
 EXT_CUSTOM = 21
 EXT_OBJECT = 22
 EXT_OVER_BUDGET = 23
+EXT_PAST_DEPTH = 24
 
 # Objects recorded by their state (docs/FORMAT.md, "Objects"): objects nested inside
 # an object's state are written by state this many levels down, deeper ones by
@@ -215,7 +216,9 @@ class Instance:
     (a spied method's receiver, an object past the object depth or registered by identity).
     `over_budget`: written so because its state was over `OBJECT_BUDGET`; `digest` (since
     format 1.3) is then the 8-byte digest of that state (`state_digest`), so a change of
-    the state still shows, though not where. None in a 1.2 log."""
+    the state still shows, though not where. None in a 1.2 log. With `over_budget` false,
+    a `digest` (since format 1.4) says the object was past the object depth: the digest
+    is of its state written from it."""
 
     type: str
     number: int
@@ -223,6 +226,8 @@ class Instance:
     digest: bytes | None = None
 
     def __repr__(self) -> str:
+        if self.digest is not None and not self.over_budget:
+            return f"<{_short(self.type)}#{self.number}, past the object depth, digest {self.digest.hex()}>"
         if self.digest is not None:
             return f"<{_short(self.type)}#{self.number}, over the state budget, digest {self.digest.hex()}>"
         if self.over_budget:
@@ -1563,11 +1568,15 @@ class Encoder:
         instance = self.identities.instance(obj, form.type, peek=self._mode != _NORMAL)
         limit = MAX_OBJECT_DEPTH if self._object_depth is None else self._object_depth
         if self._objects >= limit:
-            # An object inside the state of one written shallow is cut by the budget.
-            if self._object_depth is None:
+            # An object inside the state of one written shallow is cut by the budget; one
+            # past the depth carries the digest of its state, except inside a digest's
+            # own writing (no budget), which stops there.
+            if self._object_depth is not None:
+                self._cut(obj, instance, out)
+            elif self._budget is None:
                 self._identity_alone(instance, False, out)
             else:
-                self._cut(obj, instance, out)
+                self._past_depth(obj, instance, out)
             return
         state = ObjectState(form.type, instance.number, form.fields)
         if self._objects != 0 or self._budget is None:
@@ -2058,8 +2067,8 @@ class Encoder:
         _pack_ext(EXT_UNENCODABLE, payload, out)
 
     def _instance(self, obj: Instance, out: bytearray, depth: int) -> None:
-        if obj.over_budget and obj.digest is not None:
-            self._over_budget(obj, obj.digest, out)
+        if obj.digest is not None:
+            self._digested(obj, obj.digest, EXT_OVER_BUDGET if obj.over_budget else EXT_PAST_DEPTH, out)
         else:
             self._identity_alone(obj, obj.over_budget, out)
 
@@ -2074,14 +2083,21 @@ class Encoder:
         """An object the budget writes by identity: ext 23 with the digest of its state
         (zeros, of the same size, while measuring or ordering: written in normal mode only)."""
         digest = state_digest(obj, self._rules, self._objects) if self._mode == _NORMAL else _NO_DIGEST
-        self._over_budget(instance, digest, out)
+        self._digested(instance, digest, EXT_OVER_BUDGET, out)
 
-    def _over_budget(self, obj: Instance, digest: bytes, out: bytearray) -> None:
+    def _past_depth(self, obj: Any, instance: Instance, out: bytearray) -> None:
+        """An object past the object depth: ext 24 with the digest of its state written
+        from it, as deep as an argument's (zeros while measuring or ordering)."""
+        digest = state_digest(obj, self._rules) if self._mode == _NORMAL else _NO_DIGEST
+        self._digested(instance, digest, EXT_PAST_DEPTH, out)
+
+    def _digested(self, obj: Instance, digest: bytes, code: int, out: bytearray) -> None:
+        """ext 23 or 24: [type, number, digest]."""
         payload = bytearray(b"\x93")
         self._plain_str(obj.type, payload)
         _pack_field_int(obj.number, payload)
         _pack_bin(digest, payload)
-        _pack_ext(EXT_OVER_BUDGET, payload, out)
+        _pack_ext(code, payload, out)
 
     def _pairs(self, obj: Pairs, out: bytearray, depth: int) -> None:
         items = tuple(obj.items)
@@ -2402,6 +2418,11 @@ class Decoder:
             if len(digest) != 8:
                 raise CorruptLog(self.path, "malformed ext payload")
             return Instance(type_name, number, True, digest)
+        if code == EXT_PAST_DEPTH:
+            type_name, number, digest = self._parts(data, 3, str, int, bytes)
+            if len(digest) != 8:
+                raise CorruptLog(self.path, "malformed ext payload")
+            return Instance(type_name, number, False, digest)
         raise CorruptLog(self.path, f"unknown ext type {code}")
 
     def _array(self, data: bytes) -> list[Any]:

@@ -28,7 +28,7 @@ from .event import Event, decode_event
 from .normalize import DEFAULT_RULES, NO_RULES, RuleSet
 
 MAGIC = b"CPIN"
-VERSION = (1, 3)
+VERSION = (1, 4)
 PRODUCER = "callpin"
 TRAILER_CODE = 0x7F
 _TRAILER = struct.Struct(">BBQQ")
