@@ -20,6 +20,7 @@ from typing import Any
 
 from .codec import Instance
 from .event import KIND_CODES
+from .secret_arguments import redacted
 
 _CALL = KIND_CODES["call"]
 _RETURN = KIND_CODES["return"]
@@ -76,7 +77,9 @@ class Journal:
     - `depth`: a ContextVar of spied-call nesting, so that each thread and each asyncio
       task counts its own;
     - `record_raise`: whether raise events are written;
-    - `describe_error`: the error field of a raise event, given the exception.
+    - `describe_error`: the error field of a raise event, given the exception;
+    - `secret_args`: by label, the positional arguments `emit` writes as secrets (their
+      targets get Python spies: the C spy does not read it).
     """
 
     __slots__ = (
@@ -89,6 +92,7 @@ class Journal:
         "lock",
         "open",
         "record_raise",
+        "secret_args",
         "state",
         "thread",
         "threads",
@@ -110,6 +114,9 @@ class Journal:
         self.kept: dict[int, object] = encoder.identities.kept
         self.depth: contextvars.ContextVar[int] = contextvars.ContextVar(f"callpin-depth-{id(self):x}", default=0)
         self.record_raise = record_raise
+        # By label, the positional arguments written as secrets (secret_arguments): their
+        # calls are recorded by the Python spies, whose events this emit writes.
+        self.secret_args: dict[str, frozenset[int]] = {}
 
     def start(self) -> None:
         """Start recording; the calling thread is thread 1 whether or not it makes the first call."""
@@ -172,6 +179,8 @@ class Journal:
                 except AttributeError:
                     self.threads += 1
                     thread = local.ordinal = self.threads
+                if kind == _CALL and self.secret_args and label in self.secret_args:
+                    args = redacted(args, self.secret_args[label], self.encoder.numbering)
                 # type(): an isinstance() check would ask the receiver's own __class__.
                 if receiver is not None and not issubclass(type(receiver), type):
                     args = (self.instance(receiver), *args)

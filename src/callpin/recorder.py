@@ -12,9 +12,10 @@ from . import _impl, codec
 from .errors import TargetError, UsageError
 from .event import Event, decode_event
 from .export import export_log
-from .journal import AsyncSpy, Journal
+from .journal import AsyncSpy, Journal, Spy
 from .logfile import Log, write_log
 from .normalize import DEFAULT_RULES, Rule, RuleSet
+from .secret_arguments import secret_positions
 from .spy import Handler, Patch, Patcher, Site, SpySpec, Target, TargetSpec, resolve, resolve_one
 from .stubs import plain, stub_handler, stubbed_spy
 
@@ -226,12 +227,19 @@ class Recording:
         # run beneath an outer recording's spy of the same place, runs beneath this one.
         if stub is not None and not plain(stub, site.original):
             return stubbed_spy(self._spy_handler(site, None), stub, site.flavor)
+        # Positional arguments with secret names are redacted by Journal.emit, which the
+        # Python spies call (the C spy writes its events itself).
+        positions = secret_positions(site.original, site.owner, self.rules)
+        if positions:
+            known = self._journal.secret_args.get(site.label, frozenset())
+            self._journal.secret_args[site.label] = known | positions
         if site.flavor == "async":
             return AsyncSpy(self._journal, site.label, stub, self._record_return)
         # The generator is the user's to iterate; its "return value" is only the
         # generator object, so no return event is written for it.
         record_return = self._record_return and site.flavor != "generator"
-        handler: Handler = _impl.Spy(self._journal, site.label, stub, record_return)
+        spy = Spy if positions else _impl.Spy
+        handler: Handler = spy(self._journal, site.label, stub, record_return)
         return handler
 
 
