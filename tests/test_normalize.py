@@ -456,6 +456,14 @@ def test_secret_parameters_of_a_url_and_a_form_body_never_reach_the_file(make_mo
         ('{\n  "token": "abc",\n  "n": 1\n}', '{\n  "token": "<secret:1>",\n  "n": 1\n}'),
         # The same value on two lines shares its number.
         ("token: abc\napi_key: abc", "token: <secret:1>\napi_key: <secret:1>"),
+        # JSON and Python reprs on one line: the quoted value of a quoted secret name.
+        (
+            '{"id": "pi_1", "client_secret": "pi_1_secret_x", "n": 1}',
+            '{"id": "pi_1", "client_secret": "<secret:1>", "n": 1}',
+        ),
+        ("{'token': 'abc', 'n': 1}", "{'token': '<secret:1>', 'n': 1}"),
+        ('{"token": "a\\"b", "x": 1}', '{"token": "<secret:1>", "x": 1}'),
+        ('log {"Authorization":"Bearer q"}', 'log {"Authorization":"<secret:1>"}'),
     ],
 )
 def test_the_values_of_secret_lines_are_numbered_secrets(text, expected):
@@ -471,6 +479,7 @@ def test_the_values_of_secret_lines_are_numbered_secrets(text, expected):
         "password:",  # no value
         "password:   \nx",
         "Host: x\r\nAccept: */*",
+        '{"tokenizer": "x", "api_key": 5}',  # not a secret name; not a string value
     ],
 )
 def test_lines_that_only_look_like_secret_lines_are_kept(text):

@@ -79,14 +79,27 @@ QUERY_SECRET_PATTERN = (
 # The value of a `name: value` line whose name is a secret name, as a header of raw HTTP
 # (`Authorization: Basic ...`, `X-Api-Key: ...`), a YAML or .env-like text
 # (`  db_password: hunter2`) or pretty-printed JSON (`"token": "..."`) writes it: the
-# name starts its line (after spaces or tabs), and the value, group `line_secret`, is the
+# name (letters, digits, '_', '.', '-', in quotes or not) starts its line (after spaces
+# or tabs): a line that starts with `{` is no such line. The value, group `line_secret`, is the
 # rest of the line less its trailing white space and comma, inside its quotes when it is
 # quoted (`_scan`). One that already is a placeholder stays.
 SECRET_LINE_PATTERN = (
     r"(?m:^)[ \t]*"
     + _SECRET_NAME_AHEAD
-    + _NAME_CHARS
-    + r"*+[ \t]*:[ \t]*+(?![\"']?<secret:[0-9]+>[\"']?,?[ \t]*(?:\r?\n|\Z))(?P<line_secret>[^\r\n]*[^\s,])"
+    + r"[\"']?[\w.-]*+[\"']?[ \t]*:[ \t]*+"
+    + r"(?![\"']?<secret:[0-9]+>[\"']?,?[ \t]*(?:\r?\n|\Z))(?P<line_secret>[^\r\n]*[^\s,])"
+)
+# The string value of a quoted secret name in JSON or a Python repr written on one line
+# (`{"client_secret": "pi_..._secret_..."}` in a response body, `{'token': 'abc'}` in a
+# message): the name in quotes, a ':', and the quoted value, group `json_secret` (double
+# quotes) or `repr_secret` (single quotes), escapes included. One that already is a
+# placeholder stays.
+QUOTED_SECRET_PATTERN = (
+    r"(?<=[\"'])"
+    + _SECRET_NAME_AHEAD
+    + r"[^\"'\s:=&#;?/@]*+[\"'][ \t]*:[ \t]*"
+    + r"(?:\"(?!<secret:[0-9]+>\")(?P<json_secret>(?:[^\"\\\r\n]|\\.)+)\""
+    + r"|'(?!<secret:[0-9]+>')(?P<repr_secret>(?:[^'\\\r\n]|\\.)+)')"
 )
 VALUE_AROUND = "'\")]>}"
 
@@ -181,7 +194,7 @@ def _may_redact(text: str) -> bool:
 REDACT = Rule(
     "redact",
     "secret",
-    f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}|{SECRET_LINE_PATTERN}",
+    f"{URL_CREDENTIALS_PATTERN}|{QUERY_SECRET_PATTERN}|{SECRET_LINE_PATTERN}|{QUOTED_SECRET_PATTERN}",
     builtin=True,
     needles=("@", "=", ":"),
     needed=_may_redact,
@@ -429,10 +442,10 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
         if best_rule.builtin and best.lastgroup == "secret":
             start, end = best.span("secret")
             end = start + (len(text[start:end].rstrip(VALUE_AROUND)) or end - start)
-        elif best_rule.builtin and best.lastgroup == "line_secret":
-            start, end = best.span("line_secret")
+        elif best_rule.builtin and best.lastgroup in _VALUE_GROUPS:
+            start, end = best.span(best.lastgroup)
             if end - start > 2 and text[start] in "'\"" and text[end - 1] == text[start]:
-                start, end = start + 1, end - 1
+                start, end = start + 1, end - 1  # a secret line's quoted value
         else:
             start, end = best.span()
         pieces.append(text[pos:start])
@@ -444,6 +457,10 @@ def _scan(text: str, rules: tuple[Rule, ...], numbering: Numbering, peek: bool) 
         return text
     pieces.append(text[pos:])
     return "".join(pieces)
+
+
+# The groups of redact's patterns that hold the value alone (the name stays).
+_VALUE_GROUPS = ("line_secret", "json_secret", "repr_secret")
 
 
 def _holds_any(text: str, needles: tuple[str, ...]) -> bool:
