@@ -817,6 +817,21 @@ def test_a_deque_keeps_its_maxlen_and_an_array_its_typecode(encoder_class):
     assert state(longs, encoder_class) != state(ints, encoder_class)
 
 
+class Plugin(types.ModuleType):
+    pass
+
+
+def test_a_module_is_its_name_not_the_file_it_was_loaded_from(encoder_class):
+    client = Notifier("http")
+    client.transport = io  # type: ignore[attr-defined]
+    found = state(client, encoder_class)
+    assert dict(found.fields)["transport"] == Opaque("builtins.module", "<module 'io'>")
+    assert state(Plugin("shop.plugins"), encoder_class) == Opaque(f"{MOD}.Plugin", "<module 'shop.plugins'>")
+    nameless = Plugin("x")
+    del nameless.__name__
+    assert state(nameless, encoder_class) == Opaque(f"{MOD}.Plugin", "<module>")
+
+
 class AuditLogger(logging.Logger):
     pass
 

@@ -622,6 +622,8 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     base_client = getattr(botocore_client, "BaseClient", None)
     if isinstance(base_client, type) and issubclass(cls, base_client):
         return _or_by_state(_service_client)
+    if issubclass(cls, types.ModuleType):
+        return _module
     if issubclass(cls, collections.deque):
         return _deque
     if issubclass(cls, array.array):
@@ -661,6 +663,16 @@ def _by_elements(obj: Any) -> Any:
         exc.__traceback__ = None
         return _by_state(obj)
     return Custom(qualified_name(type(obj)), elements)
+
+
+def _module(obj: Any) -> Opaque:
+    """A module by its name, `<module 'requests'>`: its repr names the file it was loaded
+    from, which is where the virtual environment is (another path on another machine)."""
+    try:
+        name = object.__getattribute__(obj, "__dict__").get("__name__")
+    except AttributeError:
+        name = None
+    return Opaque(qualified_name(type(obj)), f"<module {name!r}>" if type(name) is str else "<module>")
 
 
 _DEQUE_ITER, _DEQUE_MAXLEN = collections.deque.__iter__, vars(collections.deque)["maxlen"]
