@@ -12,7 +12,6 @@ retry option edited is a changed op naming it; neither key reaches the log.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,81 +19,50 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from scenario_copies import child_environment  # noqa: E402
-from scenario_copies import copy_project as copy_into  # noqa: E402
+from scenario_copies import callpin_in, copy_project, edited_run, probe_verdict, pytest_in, verdict  # noqa: E402
 
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-CALLPIN = [sys.executable, "-m", "callpin"]
 PIN = "tests/test_archive.py"
 OTHERS = "tests/test_other_clients.py"
 LOG = "baselines/tests/test_archive/test_an_invoice_is_archived_in_its_region.cpin"
 KEYS = (b"AKIAIOSFODNN7EXAMPLE", b"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 AWS = ("AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-
-
-def run(project: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    env = child_environment(AWS, **extra)
-    return subprocess.run([*PYTEST, *args], cwd=project, env=env, capture_output=True, text=True, check=False)
+# (what, old text of archive.py, new text, what the diff must say)
+CASES = (
+    ("the customer's region", '"fr": "eu-west-3"', '"fr": "eu-west-1"', "args[0].region: 'eu-west-3' → 'eu-west-1'"),
+    ("the retry option", '"max_attempts": 5', '"max_attempts": 3', "args[0].config.retries.total_max_attempts: 6 → 4"),
+)
 
 
 def main() -> int:
     checks: list[tuple[str, bool]] = []
     with tempfile.TemporaryDirectory(prefix="callpin-realworld-boto3-") as name:
         folder = Path(name)
-        project = copy_into(HERE / "project", folder, "project")
-        written = run(project, PIN, "--callpin-mode=new")
+        project = copy_project(HERE / "project", folder, "project")
+        written = pytest_in(project, PIN, "--callpin-mode=new", leave_out=AWS)
         checks.append(("the pin passes alone and writes its baseline", written.returncode == 0))
-        shown = subprocess.run([*CALLPIN, "show", LOG], cwd=project, capture_output=True, text=True, check=False)
-        print(f"  {shown.stdout.splitlines()[1][:240]}")
+        print(f"  {callpin_in(project, 'show', LOG).splitlines()[1][:240]}")
         print(f"  log: {(project / LOG).stat().st_size} bytes")
         # pytest runs the files in the order given: the other clients first.
-        after = run(project, OTHERS, PIN)
+        after = pytest_in(project, OTHERS, PIN, leave_out=AWS)
         checks.append(("the pin passes after a test made clients of other services", after.returncode == 0))
 
-        pure = copy_into(HERE / "project", folder, "pure")
-        run(pure, PIN, "--callpin-mode=new", CALLPIN_PURE_PYTHON="1")
+        pure = copy_project(HERE / "project", folder, "pure")
+        pytest_in(pure, PIN, "--callpin-mode=new", leave_out=AWS, CALLPIN_PURE_PYTHON="1")
         same = (project / LOG).read_bytes() == (pure / LOG).read_bytes()
         checks.append(("the C and pure-Python recorders write the same bytes", same))
 
-        probed = subprocess.run(
-            [*CALLPIN, "probe", "--jobs", "2", "--", *PYTEST, PIN],
-            cwd=project,
-            env=child_environment(AWS),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        verdict = probed.stderr.strip().splitlines()[-1] if probed.stderr.strip() else probed.stdout[-200:]
-        print(f"probe {PIN}: {verdict}")
-        checks.append(("probe is volatile nowhere", verdict == "VOLATILE: none"))
+        found_verdict = probe_verdict(project, PIN, leave_out=AWS)
+        print(f"probe {PIN}: {found_verdict}")
+        checks.append(("probe is volatile nowhere", found_verdict == "VOLATILE: none"))
         checks.append(("neither key reaches the log", not any(key in (project / LOG).read_bytes() for key in KEYS)))
 
-        cases = (
-            ("the customer's region", '"fr": "eu-west-3"', '"fr": "eu-west-1"',
-             "args[0].region: 'eu-west-3' → 'eu-west-1'"),
-            ("the retry option", '"max_attempts": 5', '"max_attempts": 3',
-             "args[0].config.retries.total_max_attempts: 6 → 4"),
-        )  # fmt: skip
-        for index, (what, old, new, expected) in enumerate(cases):
-            copy = copy_into(HERE / "project", folder, f"edit-{index}")
-            run(copy, PIN, "--callpin-mode=new")
-            source = copy / "archive.py"
-            text = source.read_text(encoding="utf-8")
-            assert text.count(old) == 1, old
-            source.write_text(text.replace(old, new), encoding="utf-8")
-            drift = run(copy, PIN)
-            diffed = subprocess.run(
-                [*CALLPIN, "diff", LOG, LOG + ".received"], cwd=copy, capture_output=True, text=True, check=False
-            ).stdout
-            found = [line.strip() for line in diffed.splitlines() if "→" in line and "args[0]" in line]
-            print(f"{what}: pytest exit {drift.returncode}; {'; '.join(found)[:240] if found else diffed[-200:]}")
+        for index, (what, old, new, expected) in enumerate(CASES):
+            copy = copy_project(HERE / "project", folder, f"edit-{index}")
+            code, found = edited_run(copy, "archive.py", old, new, LOG, PIN, leave_out=AWS)
+            print(f"{what}: pytest exit {code}; {'; '.join(found)[:240]}")
             named = any(expected in line for line in found)
-            checks.append((f"{what} edited fails its pin, named by its path", drift.returncode == 1 and named))
-
-    failed = [name for name, held in checks if not held]
-    for name, held in checks:
-        print(f"{'held' if held else 'FAILED'}: {name}")
-    return 1 if failed else 0
+            checks.append((f"{what} edited fails its pin, named by its path", code == 1 and named))
+    return verdict(checks)
 
 
 if __name__ == "__main__":
