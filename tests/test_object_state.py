@@ -802,6 +802,27 @@ def test_a_botocore_client_is_its_service_region_endpoint_and_config(encoder_cla
     assert [name for name, _ in state(broken, encoder_class).fields] == ["_credentials", "_loader"]
 
 
+class Signature(dict):  # type: ignore[type-arg]
+    """A celery Signature is a dict of its task, args and options."""
+
+
+class Rows(list):  # type: ignore[type-arg]
+    pass
+
+
+def test_a_dict_or_list_subclass_of_another_library_keeps_its_type(encoder_class):
+    signature = Signature(task="send_email", args=["ada"], token="t0k")
+    found = state(signature, encoder_class, DEFAULT_RULES)
+    assert found == Custom(
+        f"{MOD}.Signature", {"task": "send_email", "args": ["ada"], "token": callpin.Placeholder("secret", 1)}
+    )
+    assert state(dict(signature), encoder_class) != state(signature, encoder_class)
+    assert state(Rows([1, 2]), encoder_class) == Custom(f"{MOD}.Rows", [1, 2])
+    # The containers of the standard library stay plain: a refactor between them and dict is no change.
+    for plain in (collections.OrderedDict(a=1), collections.defaultdict(list, a=1), collections.Counter(a=1)):
+        assert state(plain, encoder_class) == {"a": 1}
+
+
 class Ring(collections.deque):  # type: ignore[type-arg]
     def __iter__(self) -> Any:
         raise AssertionError("a subclass's __iter__ ran")

@@ -596,6 +596,12 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
     pandas = sys.modules.get("pandas")  # not imported: no frame exists
     if pandas is not None and cls is type(getattr(pandas, "NaT", None)):
         return opaque  # a datetime whose every field is NaN: `NaT`
+    if cls.__module__ not in _PLAIN_CONTAINER_MODULES and issubclass(cls, (dict, list)):
+        # A dict or list subclass of another library keeps its type's name (a celery
+        # Signature is a dict of its task, args and options: as a plain dict, a refactor
+        # that passed `dict(signature)` read the same). Asked of the type: an object that
+        # only claims to be a dict (a proxy) reads as the dict it claims to be.
+        return _dict_of_its_type if issubclass(cls, dict) else _list_of_its_type
     for kinds, convert in _BUILTIN_VALUES:
         if is_a(kinds):
             return convert
@@ -641,6 +647,21 @@ def _form_of(cls: type, is_a: Callable[[Any], bool]) -> Callable[[Any], Any]:
             return identity
         return _by_state
     return opaque
+
+
+# Where the dict and list subclasses that are plain containers live (OrderedDict,
+# defaultdict, Counter): written as a dict, so a refactor between them and dict is no change.
+_PLAIN_CONTAINER_MODULES = frozenset({"builtins", "collections"})
+
+
+def _dict_of_its_type(obj: Any) -> Custom:
+    """A dict subclass of another library as its items (its own `items()`, in its order), tagged with its type."""
+    return Custom(qualified_name(type(obj)), dict(obj.items()))
+
+
+def _list_of_its_type(obj: Any) -> Custom:
+    """A list subclass of another library as its elements, tagged with its type."""
+    return Custom(qualified_name(type(obj)), list(list.__iter__(obj)))
 
 
 def _by_items(obj: Any) -> Any:
