@@ -2394,7 +2394,7 @@ static int write_digested(PyObject *instance, PyObject *digest, int code, Buf *o
     return ext_end(out, start, code);
 }
 
-/* codec.Encoder._cut and _past_depth: an object the budget writes by identity (ext 23,
+/* codec.Encoder._cut: an object the budget writes by identity (ext 23,
  * the digest of its state as deep as the log would have written it), or one past the
  * object depth (ext 24, the digest of its state written from it), with the digest
  * (codec.state_digest) in normal mode, zeros of the same size otherwise. */

@@ -799,13 +799,13 @@ def _frame(obj: Any) -> ObjectState:
     columns = obj.columns.tolist()
     dtypes = [str(dtype) for dtype in obj.dtypes.tolist()]
     values = [obj.iloc[:, position].tolist() for position in range(len(columns))]
-    fields: tuple[tuple[str, Any], ...]
-    if obj.columns.is_unique:
-        fields = (("dtypes", dict(zip(columns, dtypes, strict=True))), ("index", obj.index))
-        fields += (("data", dict(zip(columns, values, strict=True))),)
-    else:
-        fields = (("dtypes", [list(pair) for pair in zip(columns, dtypes, strict=True)]), ("index", obj.index))
-        fields += (("data", [list(pair) for pair in zip(columns, values, strict=True)]),)
+    unique = obj.columns.is_unique
+
+    def by_label(per_column: list[Any]) -> Any:
+        pairs = zip(columns, per_column, strict=True)
+        return dict(pairs) if unique else [list(pair) for pair in pairs]
+
+    fields = (("dtypes", by_label(dtypes)), ("index", obj.index), ("data", by_label(values)))
     return ObjectState(qualified_name(type(obj)), 0, fields + _pandas_attrs(obj))
 
 
@@ -1605,11 +1605,11 @@ class Encoder:
             # past the depth carries the digest of its state, except inside a digest's
             # own writing (no budget), which stops there.
             if self._object_depth is not None:
-                self._cut(obj, instance, out)
+                self._cut(obj, instance, EXT_OVER_BUDGET, out)
             elif self._budget is None:
                 self._identity_alone(instance, False, out)
             else:
-                self._past_depth(obj, instance, out)
+                self._cut(obj, instance, EXT_PAST_DEPTH, out)
             return
         state = ObjectState(form.type, instance.number, form.fields)
         if self._objects != 0 or self._budget is None:
@@ -1630,7 +1630,7 @@ class Encoder:
             if shallow and self._mode == _NORMAL:
                 self.identities.note_past_budget(form.type, "identity" if alone else "shallow")
             if alone:
-                self._cut(obj, instance, out)
+                self._cut(obj, instance, EXT_OVER_BUDGET, out)
             elif self._mode == _RAW:
                 out += measured
             else:
@@ -2112,17 +2112,13 @@ class Encoder:
         _pack_field_int(obj.number, payload)
         _pack_ext(EXT_OVER_BUDGET if over_budget else EXT_INSTANCE, payload, out)
 
-    def _cut(self, obj: Any, instance: Instance, out: bytearray) -> None:
-        """An object the budget writes by identity: ext 23 with the digest of its state
-        (zeros, of the same size, while measuring or ordering: written in normal mode only)."""
-        digest = state_digest(obj, self._rules, self._objects) if self._mode == _NORMAL else _NO_DIGEST
-        self._digested(instance, digest, EXT_OVER_BUDGET, out)
-
-    def _past_depth(self, obj: Any, instance: Instance, out: bytearray) -> None:
-        """An object past the object depth: ext 24 with the digest of its state written
-        from it, as deep as an argument's (zeros while measuring or ordering)."""
-        digest = state_digest(obj, self._rules) if self._mode == _NORMAL else _NO_DIGEST
-        self._digested(instance, digest, EXT_PAST_DEPTH, out)
+    def _cut(self, obj: Any, instance: Instance, code: int, out: bytearray) -> None:
+        """An object the budget writes by identity (ext 23, the digest of its state as deep
+        as the log would have written it), or one past the object depth (ext 24, the digest
+        of its state written from it); zeros, of the same size, while measuring or ordering."""
+        levels = 0 if code == EXT_PAST_DEPTH else self._objects
+        digest = state_digest(obj, self._rules, levels) if self._mode == _NORMAL else _NO_DIGEST
+        self._digested(instance, digest, code, out)
 
     def _digested(self, obj: Instance, digest: bytes, code: int, out: bytearray) -> None:
         """ext 23 or 24: [type, number, digest]."""
@@ -2447,16 +2443,17 @@ class Decoder:
             if len(parts) == 2:  # format 1.2: no digest
                 type_name, number = self._parts(data, 2, str, int)
                 return Instance(type_name, number, True)
-            type_name, number, digest = self._parts(data, 3, str, int, bytes)
-            if len(digest) != 8:
-                raise CorruptLog(self.path, "malformed ext payload")
-            return Instance(type_name, number, True, digest)
+            return self._digested(data, True)
         if code == EXT_PAST_DEPTH:
-            type_name, number, digest = self._parts(data, 3, str, int, bytes)
-            if len(digest) != 8:
-                raise CorruptLog(self.path, "malformed ext payload")
-            return Instance(type_name, number, False, digest)
+            return self._digested(data, False)
         raise CorruptLog(self.path, f"unknown ext type {code}")
+
+    def _digested(self, data: bytes, over_budget: bool) -> Instance:
+        """ext 23 (since 1.3) or 24: [type, number, 8-byte digest]."""
+        type_name, number, digest = self._parts(data, 3, str, int, bytes)
+        if len(digest) != 8:
+            raise CorruptLog(self.path, "malformed ext payload")
+        return Instance(type_name, number, over_budget, digest)
 
     def _array(self, data: bytes) -> list[Any]:
         items = self._unpack(data)
