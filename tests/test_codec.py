@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callpin import codec, normalize
+from callpin import codec, forms, normalize
 from callpin.codec import (
     MAX_DEPTH,
     Custom,
@@ -29,12 +29,12 @@ from callpin.codec import (
     Unencodable,
     decode,
     encode,
-    register,
-    unregister,
 )
 from callpin.errors import CorruptLog, LimitExceeded, UsageError
 from callpin.event import decode_event
+from callpin.forms import register, unregister
 from callpin.normalize import DEFAULT_RULES, NO_RULES, RuleSet, rule, secret_keys
+from callpin.values import qualified_name
 
 
 @pytest.mark.parametrize(
@@ -229,7 +229,7 @@ def test_registered_type_is_encoded_by_its_function():
 
 
 def test_a_type_registered_as_opaque_is_recorded_by_its_repr():
-    register(Cents, codec.opaque)
+    register(Cents, forms.opaque)
     cents = Cents(150)
     try:
         assert decode(encode(cents, NO_RULES)) == Opaque(f"{__name__}.Cents", repr(cents))
@@ -252,13 +252,13 @@ def test_a_registration_undone_gives_the_type_the_form_it_had_before():
     state = ObjectState(f"{__name__}.Cents", 1, (("value", 150),))
     with register(Cents, lambda c: c.value) as outer:
         assert outer.cls is Cents
-        with register(Cents, codec.opaque):
+        with register(Cents, forms.opaque):
             assert isinstance(decode(encode(Cents(150), NO_RULES)), Opaque)
         assert decode(encode(Cents(150), NO_RULES)) == Custom(f"{__name__}.Cents", 150)
     assert decode(encode(Cents(150), NO_RULES)) == state
-    forms = codec.registered_forms()
-    register(Cents, codec.opaque)
-    assert codec.restore_forms(forms) and not codec.restore_forms(forms)
+    registered = forms.registered_forms()
+    register(Cents, forms.opaque)
+    assert forms.restore_forms(registered) and not forms.restore_forms(registered)
     assert decode(encode(Cents(150), NO_RULES)) == state
 
 
@@ -366,7 +366,7 @@ class ReRaising:
 
 
 # Recorded by its repr, whose failure is what the test is about.
-codec.register(ReRaising, codec.opaque)
+forms.register(ReRaising, forms.opaque)
 
 
 def test_an_exception_turned_into_a_marker_keeps_no_traceback(encoder_class):
@@ -585,7 +585,7 @@ def test_event_label_and_error_must_be_str(encoder_class):
 )
 def test_malformed_inert_values_become_markers(encoder_class, value, reason):
     decoded = decode(encoder_class(NO_RULES).encode(value))
-    assert decoded == Unencodable(codec.qualified_name(type(value)), reason)
+    assert decoded == Unencodable(qualified_name(type(value)), reason)
 
 
 def test_inert_values_read_their_items_once_whatever_the_iterable(encoder_class):
@@ -647,7 +647,7 @@ def test_a_list_that_changes_size_while_encoded_is_marked_not_miscounted(encoder
 
 def test_a_list_changed_in_place_while_encoded_is_written_as_met(encoder_class):
     items = _list_changed_while_encoded("replace")
-    changer = codec.qualified_name(type(items[0]))
+    changer = qualified_name(type(items[0]))
     assert decode(encoder_class(NO_RULES).encode(items)) == [Opaque(changer, "changer"), "y"]
 
 
@@ -1158,11 +1158,11 @@ def test_an_event_written_while_a_value_is_takes_the_general_path():
             inner.append(encoder.encode_event(0, "loop", (), {"token": "abc"}, None, None, 1, 0))
             return "nested"
 
-        codec.register(Nested, form)
+        forms.register(Nested, form)
         try:
             outer = encoder.encode({"password": Nested()})
         finally:
-            codec.unregister(Nested)
+            forms.unregister(Nested)
         results.append((outer, inner, encoder.numbering.table))
     assert results[0] == results[1]
 
@@ -1178,11 +1178,11 @@ def test_a_frame_written_under_rules_replaced_meanwhile_is_not_kept():
             encoder.rules = NO_RULES
             return "switched"
 
-        codec.register(Switch, form)
+        forms.register(Switch, form)
         try:
             encoder.encode_event(0, "/tmp/x", (Switch(), "/tmp/x"), {}, None, None, 1, 0)
         finally:
-            codec.unregister(Switch)
+            forms.unregister(Switch)
         written.append(encoder.encode_event(0, "/tmp/x", (), {}, None, None, 1, 0))
     assert written[0] == written[1]
     assert decode_event(written[0], 0, codec.Decoder()).label == "/tmp/x"
@@ -1205,11 +1205,11 @@ def test_a_frame_met_out_of_order_while_a_form_replaces_the_rules_stays_with_its
             encoder.rules = DEFAULT_RULES
             return "switched"
 
-        codec.register(Switch, form)
+        forms.register(Switch, form)
         try:
             encoder.encode_call(0, "/tmp/x", (Switch(),), {"b": 2, "a": 1}, 1, 0)
         finally:
-            codec.unregister(Switch)
+            forms.unregister(Switch)
         written.append(encoder.encode_call(0, "/tmp/x", (), {}, 1, 0))
     assert written[0] == written[1]
     assert decode_event(written[0], 0, codec.Decoder()).label != "/tmp/x"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from callpin import _impl, codec
+from callpin import _impl, codec, forms
 from callpin.normalize import ADDRESS, DEFAULT_RULES, NO_RULES, TIMESTAMP, UUID, RuleSet, rule
 
 pytestmark = [
@@ -93,13 +93,13 @@ class Members(frozenset):  # type: ignore[type-arg]
 
 
 class Wallet:
-    """A type given a canonical form with codec.register."""
+    """A type given a canonical form with forms.register."""
 
     def __init__(self, content: Any) -> None:
         self.content = content
 
 
-codec.register(Wallet, lambda wallet: wallet.content)
+forms.register(Wallet, lambda wallet: wallet.content)
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from callpin import _impl, codec
+from callpin import _impl, codec, forms, values
 from callpin.codec import Unencodable, decode
 from callpin.normalize import DEFAULT_RULES, NO_RULES, Numbering, rule
 
@@ -342,14 +342,14 @@ def test_cycles_are_marked_as_in_python(shape):
             node.child = [node]
             return node
         holder = Holder()
-        codec.register(Holder, lambda h: {"me": h.me})
+        forms.register(Holder, lambda h: {"me": h.me})
         holder.me = holder
         return holder
 
     try:
         python, c = both(make)
     finally:
-        codec.unregister(Holder)
+        forms.unregister(Holder)
     assert c == python
     assert b"\xd4\x10" in c  # a fixext1 cycle marker
 
@@ -388,7 +388,7 @@ class Raising:
 
 
 # Recorded by its repr, whose failure is what these tests are about.
-codec.register(Raising, codec.opaque)
+forms.register(Raising, forms.opaque)
 
 
 @pytest.mark.parametrize("error", [ValueError("x"), MemoryError(), RecursionError(), LookupError()])
@@ -422,13 +422,13 @@ def test_a_registered_form_that_iterates_a_raising_iterable_becomes_a_marker():
         def __iter__(self) -> Any:
             raise TypeError("no iteration")
 
-    codec.register(Bag, list)
+    forms.register(Bag, list)
     try:
         python, c = both(lambda: [Bag()])
     finally:
-        codec.unregister(Bag)
+        forms.unregister(Bag)
     assert c == python
-    assert codec.decode(c) == [Unencodable(codec.qualified_name(Bag), "TypeError")]
+    assert codec.decode(c) == [Unencodable(values.qualified_name(Bag), "TypeError")]
 
 
 def test_set_elements_are_ordered_by_bytes_never_hashed_or_compared_again():

@@ -2,23 +2,6 @@
 
 from ._impl import IMPLEMENTATION
 from .cases import Case, Cases, cases
-from .codec import (
-    Custom,
-    Cycle,
-    EnumValue,
-    ExceptionValue,
-    Instance,
-    ObjectState,
-    Opaque,
-    Placeholder,
-    Record,
-    Registration,
-    Unencodable,
-    identity,
-    opaque,
-    register,
-    unregister,
-)
 from .diff import Diff, diff
 from .errors import (
     BaselineMissing,
@@ -35,12 +18,25 @@ from .errors import (
     UsageError,
 )
 from .event import Event
+from .forms import Registration, identity, opaque, register, unregister
 from .logfile import Log, load
 from .normalize import DEFAULT_RULES, RuleSet, rule, secret_keys
 from .pinning import Pin, pin
 from .recorder import Recording, raises, record, returns
 from .spy import target
 from .stubs import with_receiver
+from .values import (
+    Custom,
+    Cycle,
+    EnumValue,
+    ExceptionValue,
+    Instance,
+    ObjectState,
+    Opaque,
+    Placeholder,
+    Record,
+    Unencodable,
+)
 
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from . import codec
+from . import values
 from ._impl import Encoder
 from .errors import UsageError
 from .event import FIELDS, Event
@@ -82,19 +82,19 @@ def _strip(value: Any, steps: tuple[str | int, ...]) -> Any:
     if not steps:
         return None
     step, rest = steps[0], steps[1:]
-    if isinstance(value, codec.Custom):
-        return codec.Custom(value.type, _strip(value.value, steps))
+    if isinstance(value, values.Custom):
+        return values.Custom(value.type, _strip(value.value, steps))
     if isinstance(value, dict) and step in value:
         if not rest:
             return {key: item for key, item in value.items() if key != step}
         return {key: _strip(item, rest) if key == step else item for key, item in value.items()}
-    if isinstance(value, (codec.Record, codec.ObjectState)):
+    if isinstance(value, (values.Record, values.ObjectState)):
         kept = tuple(
             (name, _strip(item, rest) if name == step else item) for name, item in value.fields if rest or name != step
         )
-        if isinstance(value, codec.ObjectState):
-            return codec.ObjectState(value.type, value.number, kept)
-        return codec.Record(value.type, kept)
+        if isinstance(value, values.ObjectState):
+            return values.ObjectState(value.type, value.number, kept)
+        return values.Record(value.type, kept)
     if isinstance(value, (list, tuple)) and isinstance(step, int) and -len(value) <= step < len(value):
         items = list(value)
         items[step] = _strip(items[step], rest)
@@ -139,7 +139,7 @@ def _field(event: Event, name: str) -> Any:
     if name == "args":
         return list(value)
     if name == "error" and value is not None:
-        return codec.Record("error", (("type", value[0]), ("message", value[1])))
+        return values.Record("error", (("type", value[0]), ("message", value[1])))
     return value
 
 
@@ -155,7 +155,7 @@ def _walk(
         return
     if canonical(old) == canonical(new):
         return
-    if isinstance(old, codec.Custom) and isinstance(new, codec.Custom) and old.type == new.type:
+    if isinstance(old, values.Custom) and isinstance(new, values.Custom) and old.type == new.type:
         # A registered form is its type and a value: the path goes on into the value.
         _walk(path, old.value, new.value, canonical, out)
     elif isinstance(old, Mapping) and isinstance(new, Mapping) and type(old) is type(new):
@@ -167,7 +167,7 @@ def _walk(
                 canonical,
                 out,
             )
-    elif isinstance(old, codec.Pairs) and isinstance(new, codec.Pairs):
+    elif isinstance(old, values.Pairs) and isinstance(new, values.Pairs):
         _walk(path, dict(enumerate(old.items)), dict(enumerate(new.items)), canonical, out)
     elif type(old) is type(new) and isinstance(old, (list, tuple)):
         for k in range(max(len(old), len(new))):
@@ -178,12 +178,12 @@ def _walk(
                 canonical,
                 out,
             )
-    elif isinstance(old, codec.ObjectState) and isinstance(new, codec.ObjectState) and old.type == new.type:
+    elif isinstance(old, values.ObjectState) and isinstance(new, values.ObjectState) and old.type == new.type:
         # One object or another: the number is the identity, the fields its state.
         if old.number != new.number:
-            out.append(FieldChange(path, codec.Instance(old.type, old.number), codec.Instance(new.type, new.number)))
-        _walk(path, codec.Record(old.type, old.fields), codec.Record(new.type, new.fields), canonical, out)
-    elif isinstance(old, codec.Record) and isinstance(new, codec.Record) and old.type == new.type:
+            out.append(FieldChange(path, values.Instance(old.type, old.number), values.Instance(new.type, new.number)))
+        _walk(path, values.Record(old.type, old.fields), values.Record(new.type, new.fields), canonical, out)
+    elif isinstance(old, values.Record) and isinstance(new, values.Record) and old.type == new.type:
         # Object state gains and loses attributes: a field on one side only is absent on the other.
         before, after = dict(old.fields), dict(new.fields)
         for name in [*before, *(name for name in after if name not in before)]:

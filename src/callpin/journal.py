@@ -18,9 +18,9 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .codec import Instance
 from .event import KIND_CODES
 from .secret_arguments import redacted
+from .values import Instance
 
 _CALL = KIND_CODES["call"]
 _RETURN = KIND_CODES["return"]

@@ -13,6 +13,8 @@ import types
 import weakref
 from typing import Any
 
+from .values import ObjectState, Opaque, qualified_name
+
 # Where each class seen keeps its slots, base classes first, as (stored name, index of
 # the declaring class in the MRO): reading a class's MRO on every value would cost more
 # than encoding most of them. Held weakly, and holding no descriptor (a descriptor
@@ -93,6 +95,20 @@ def instance_state(obj: Any) -> tuple[tuple[str, Any], ...] | None:
         # with no attribute set and a repr of its own (a sentinel) says what it is there.
         return None
     return tuple(fields)
+
+
+def by_state(obj: Any) -> ObjectState | Opaque:
+    """`obj` by its state (number 0: the encoder gives it its number in the log), or by
+    its repr when it has no state callpin can read."""
+    fields = instance_state(obj)
+    if fields is None:
+        return by_repr(obj)
+    return ObjectState(qualified_name(type(obj)), 0, fields)
+
+
+def by_repr(obj: Any) -> Opaque:
+    """`obj` by its type's name and its repr alone (normalized when written)."""
+    return Opaque(qualified_name(type(obj)), repr(obj))
 
 
 def _name(attribute: tuple[str, Any]) -> str:

@@ -21,7 +21,7 @@ MODES = ("check", "new", "update")
 MODE_VARIABLE = "CALLPIN_MODE"
 PROBE_VARIABLE = "CALLPIN_PROBE"
 _FALSE = ("", "0", "false", "no", "off")
-# How an object over the state budget was written (codec.Identities.past_budget).
+# How an object over the state budget was written (values.Identities.past_budget).
 _PAST_BUDGET = {
     "shallow": "written shallow, the objects it holds by identity and a digest of their state",
     "identity": "by identity and a digest of its state alone (a change shows, not where)",

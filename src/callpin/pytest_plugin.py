@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import codec, quarantine
+from . import forms, quarantine
 from .atomic import replace_file
 from .errors import ModeRefused, UsageError
 from .names import baseline_path, owned
@@ -598,9 +598,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """A form registered in a test's body (`callpin.register`) holds for that test: the
     logs of the tests after it never depend on which tests ran before them. Forms
     registered at import (a conftest.py, a test module) or in a fixture are kept."""
-    forms = codec.registered_forms()
+    registered = forms.registered_forms()
     yield
-    codec.restore_forms(forms)
+    forms.restore_forms(registered)
 
 
 # ---------------------------------------------------------------------------

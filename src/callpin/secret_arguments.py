@@ -14,8 +14,9 @@ import inspect
 import types
 from typing import Any
 
-from .codec import Encoder, Placeholder
+from .codec import Encoder
 from .normalize import NO_RULES, Numbering, RuleSet
+from .values import Placeholder
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 

@@ -15,8 +15,8 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 import wrapt
 
 from . import _impl
-from .codec import see_through
 from .errors import TargetError, UsageError
+from .forms import see_through
 from .module_globals import GlobalsIndex, Mark, imported_since, mark
 
 Flavor: TypeAlias = Literal["sync", "async", "generator"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .codec import Custom, ExceptionValue, ObjectState, Pairs, Record, SetItems
+from .values import Custom, ExceptionValue, ObjectState, Pairs, Record, SetItems
 
 # Where value_text gives up on a value repr() cannot show: no writer nests values
 # deeper than codec.MAX_DEPTH, so only a hand-made log reaches this depth.

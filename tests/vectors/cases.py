@@ -18,7 +18,7 @@ from decimal import Decimal
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from callpin import codec
+from callpin import codec, forms
 from callpin.normalize import DEFAULT_RULES, NO_RULES, TMP_ROOTS, RuleSet, rule
 
 HERE = Path(__file__).parent
@@ -44,7 +44,7 @@ class Gateway:
 
 
 # Recorded by its repr (the opaque vectors): registered so, as a user would.
-codec.register(Gateway, codec.opaque)
+forms.register(Gateway, forms.opaque)
 
 
 class Request:

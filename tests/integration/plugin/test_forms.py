@@ -28,7 +28,7 @@ def test_a_registers_a_form(callpin):
 def test_b_pins_the_same_call(callpin):
     with callpin.pin(spy=["collab.charge"]):
         collab.charge("card_A", Cents(5))
-    assert KEPT.cls in package.codec.registered_forms()
+    assert KEPT.cls in package.forms.registered_forms()
 """
 
 

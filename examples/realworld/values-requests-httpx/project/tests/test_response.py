@@ -1,5 +1,7 @@
 """requests: a whole Response marked. Its state holds what changes on every run (the
-server's port as an int, `elapsed`, the `Date` header), so it is pinned through a form."""
+server's port as an int, `elapsed`); callpin's form of a requests Response leaves those
+out (the `Date` header is numbered by the `timestamp` rule). A registered form still
+comes first."""
 
 import client
 import pytest
@@ -18,7 +20,7 @@ def response_form():
     callpin.unregister(requests.Response)
 
 
-def test_the_whole_response_is_pinned_by_its_state(callpin, base_url, clean_environment):
+def test_the_whole_response_is_pinned(callpin, base_url, clean_environment):
     with callpin.pin(spy=["requests.adapters.HTTPAdapter.send"], normalize=RULES) as rec:
         rec.mark("response", client.stock_response(base_url, "A-17"))
 
