@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import types
 
 import pytest
 
@@ -261,6 +262,28 @@ def test_a_class_stub_replaces_its_constructor_and_is_restored(billing):
     with callpin.record(spy="cp_billing.Gateway", stub={"cp_billing.Gateway": callpin.returns(fake)}):
         assert billing.Gateway() is fake
     assert billing.Gateway is original
+
+
+def test_a_class_stubbed_and_spied_records_its_construction_with_the_stubs_result(make_module):
+    module = make_module(
+        "cp_shop",
+        "class Gateway:\n    def __init__(self, host, password=None):\n        self.host = host\n"
+        "    def charge(self, amount):\n        return 'real'\n",
+    )
+    fake = types.SimpleNamespace(charge=lambda amount: "fake")
+    with callpin.record(
+        spy={"gateway": "cp_shop.Gateway"}, stub={"cp_shop.Gateway": callpin.returns(fake)}, outcomes="all"
+    ) as rec:
+        assert module.Gateway("h1", "hunter2").charge(5) == "fake"
+    assert [(e.kind, e.label) for e in rec.events] == [("call", "gateway"), ("return", "gateway")]
+    call, returned = rec.events
+    assert call.args == ("h1", callpin.Placeholder("secret", 1))
+    assert isinstance(returned.value, callpin.ObjectState) and returned.value.type == "types.SimpleNamespace"
+    assert b"hunter2" not in b"".join(rec.frames)
+    # The class is spied as usual once the stub is gone: its construction and its methods.
+    with callpin.record(spy="cp_shop.Gateway") as plain_rec:
+        module.Gateway("h2").charge(1)
+    assert [e.label for e in plain_rec.events] == ["cp_shop.Gateway", "cp_shop.Gateway.charge"]
 
 
 def test_a_stubbed_async_target_stays_awaitable(make_module):

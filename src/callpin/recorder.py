@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -147,6 +148,16 @@ class Recording:
         for site in sites:
             matched = stubs.pop(site.key, None)
             wired.append((site, self._spy_handler(site, None if matched is None else matched[1])))
+        # A class stubbed whose construction is spied: the stub replaces the class, so the
+        # spy of its `__init__` never runs; the stub's place is spied under the class's
+        # label instead (the constructor's arguments, the stub's result).
+        constructions = {id(site.owner): site for site in sites if site.name == "__init__"}
+        for key, (stubbed, replacement) in list(stubs.items()):
+            construction = constructions.get(id(stubbed.original))
+            if isinstance(stubbed.original, type) and construction is not None:
+                del stubs[key]
+                spied = dataclasses.replace(stubbed, label=construction.label)
+                wired.append((spied, self._spy_handler(spied, replacement)))
         # A target stubbed but not spied is replaced and records nothing (the spies of
         # outer recordings still record it: see stubs.py).
         for stubbed, replacement in stubs.values():

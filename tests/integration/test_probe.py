@@ -306,11 +306,12 @@ def test_a_relative_command_in_a_project_without_pytest_configuration_compares_l
 
 def test_the_volatile_line_is_the_same_on_five_runs(tmp_path):
     root = pytest_project(tmp_path)
-    verdicts = set()
+    verdicts, reports = set(), []
     for _ in range(5):
-        _, _, err = probe(root, "--cells", "cwd,hashseed", "--jobs", "2", command=("./run.sh", "tests"))
+        _, out, err = probe(root, "--cells", "cwd,hashseed", "--jobs", "2", command=("./run.sh", "tests"))
         verdicts.add(err.strip().splitlines()[-1])
-    assert verdicts == {"VOLATILE: cwd"}
+        reports.append(out + err)
+    assert verdicts == {"VOLATILE: cwd"}, "\n".join(reports)
 
 
 def test_a_command_failing_in_every_cell_is_reported_in_the_table_and_exit_2(tmp_path):
