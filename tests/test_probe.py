@@ -190,6 +190,27 @@ def test_two_runs_of_one_cell_that_differ_are_unstable(tmp_path):
     assert report.volatile == ["unstable"]
 
 
+def test_a_log_unstable_in_one_cell_is_judged_ambient_in_no_other(tmp_path):
+    # Runs drawn from the same nondeterminism (a dict filled in memory-address order):
+    # two cells whose runs happened to agree differ from the baseline by chance alone.
+    runs = Runs(tmp_path)
+    runs.everywhere("x", but=("order=reversed", "cwd=fresh", "clock=+400d5h17m"))
+    runs.add("order=reversed", "x")
+    runs.add("order=reversed", "z")
+    for cell in ("cwd=fresh", "clock=+400d5h17m"):
+        runs.add(cell, "z")
+        runs.add(cell, "z")
+    report = runs.report()
+    row = report.table["a.cpin"]
+    assert [row[cell] for cell in ("order=reversed", "cwd=fresh", "clock=+400d5h17m")] == ["UNSTABLE"] * 3
+    assert report.volatile == ["unstable"]
+    assert {f.signal for f in report.findings} == {"unstable"}
+    chance = next(f for f in report.findings if f.cell == "clock=+400d5h17m")
+    assert chance.detail == (
+        "#0 collab.send: args[0]: 'x' → 'z' (runs agree in this cell, but the log is unstable elsewhere)"
+    )
+
+
 def test_errors_of_the_baseline_kind_with_other_timings_are_one_baseline_finding_and_no_setting(tmp_path):
     runs = Runs(tmp_path)
     for n, cell in enumerate(CELLS):

@@ -135,7 +135,7 @@ def test_unseeded_random_is_unstable(tmp_path):
     code, out, err = probe(project(tmp_path, "unstable"), "--cells", "hashseed")
     assert code == 1
     assert err.strip().endswith("VOLATILE: unstable")
-    assert "unstable (runs in one cell differ):" in out
+    assert "unstable (runs in one cell differ; a log unstable anywhere is judged ambient nowhere):" in out
     assert "collab.send.cpin under baseline: #0 collab.send: args[0]:" in out
 
 

@@ -139,10 +139,17 @@ def classify(cells: list[Cell], results: list[Run]) -> ProbeReport:
             stable[cell.name] = logs[0]
             row[cell.name] = "ok"
         reference = stable.get("baseline")
+        # A log whose runs disagree in one cell can differ between any two cells by that
+        # nondeterminism alone (a dict filled in memory-address order): a difference
+        # from the baseline is then no evidence of the cell's setting, and is unstable.
+        unstable = "UNSTABLE" in row.values()
         for cell in cells[1:]:
             candidate = stable.get(cell.name)
             if reference is not None and candidate is not None and candidate.fingerprint != reference.fingerprint:
-                row[cell.name] = "AMBIENT"
-                report.findings.append(Finding(log, "ambient", cell.name, first_difference(reference, candidate)))
+                row[cell.name] = "UNSTABLE" if unstable else "AMBIENT"
+                difference = first_difference(reference, candidate)
+                if unstable:
+                    difference += " (runs agree in this cell, but the log is unstable elsewhere)"
+                report.findings.append(Finding(log, "unstable" if unstable else "ambient", cell.name, difference))
         report.table[log] = row
     return report

@@ -15,7 +15,7 @@ _SHORT_OUTCOMES = {"ok": "ok", "AMBIENT": "AMB", "UNSTABLE": "UNS", "ERROR": "ER
 _GAP = 2
 _MIN_LOG = 20
 _TITLES = (
-    ("unstable", "unstable (runs in one cell differ)"),
+    ("unstable", "unstable (runs in one cell differ; a log unstable anywhere is judged ambient nowhere)"),
     ("ambient", "ambient (stable, but different from the baseline cell)"),
     ("error", "error (the command failed or wrote no log)"),
 )
