@@ -320,3 +320,104 @@ def test_an_httpx_url_whose_own_code_raises_is_its_state(encoder_class, httpx):
 
     found = state(Broken("https://prices.example/quote"), encoder_class)
     assert isinstance(found, ObjectState) and [name for name, _ in found.fields] == ["_uri_reference"]
+
+
+class StripeObject:
+    """stripe's API object: its fields in `_data`, the response it came from, its requestor."""
+
+    def __init__(self, data: dict[str, Any], api_key: str = "sk_test_k3y") -> None:
+        self._data, self._previous = dict(data), dict(data)
+        self._unsaved_values: set[str] = set()
+        self._transient_values: set[str] = set()
+        self._retrieve_params: dict[str, Any] = {}
+        self._last_response = types.SimpleNamespace(body=repr(data), headers={"Request-Id": "req_81x"})
+        self._requestor = Requestor(api_key)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"__getattr__ ran for {name}")
+
+
+class PaymentIntent(StripeObject):
+    pass
+
+
+class Requestor:
+    def __init__(self, api_key: str) -> None:
+        self._options = types.SimpleNamespace(
+            api_key=api_key, stripe_version="2026-10-28.endive", max_network_retries=None
+        )
+        self._client = HttpClient()
+
+
+class HttpClient:
+    def __init__(self) -> None:
+        self._thread_local = object()
+
+
+class ClientOptions:
+    def __init__(self) -> None:
+        self.client_id, self.proxy, self.verify_ssl_certs = None, None, True
+
+
+class StripeClient:
+    def __init__(self, api_key: str, retries: int | None = None) -> None:
+        self._requestor, self._options = Requestor(api_key), ClientOptions()
+        self._requestor._options.max_network_retries = retries
+        self.v1 = types.SimpleNamespace(refunds=types.SimpleNamespace(_requestor=self._requestor))
+
+
+@pytest.fixture
+def stripe(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, attribute, value in (
+        ("stripe._stripe_object", "StripeObject", StripeObject),
+        ("stripe._stripe_client", "StripeClient", StripeClient),
+    ):
+        module = types.ModuleType(name)
+        setattr(module, attribute, value)
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+def test_a_stripe_object_is_its_api_fields_in_their_order(encoder_class, stripe):
+    metadata = StripeObject({"order_id": "8"})
+    intent = PaymentIntent({"id": "pi_1", "amount": 2500, "metadata": metadata, "client_secret": "pi_1_secret_x"})
+    assert state(intent, encoder_class) == ObjectState(
+        f"{MOD}.PaymentIntent",
+        1,
+        (
+            ("id", "pi_1"),
+            ("amount", 2500),
+            ("metadata", ObjectState(f"{MOD}.StripeObject", 1, (("order_id", "8"),))),
+            ("client_secret", "pi_1_secret_x"),
+        ),
+    )
+    encoded = encoder_class(DEFAULT_RULES).encode(intent)
+    assert b"sk_test_k3y" not in encoded and b"pi_1_secret_x" not in encoded and b"req_81x" not in encoded
+    # Fields set and not saved, and the parameters it was retrieved with, follow when there are any.
+    intent._unsaved_values, intent._retrieve_params = {"metadata", "amount"}, {"expand": ["latest_charge"]}
+    fields = dict(state(intent, encoder_class).fields)
+    assert fields["_unsaved_values"] == ["amount", "metadata"]
+    assert fields["_retrieve_params"] == {"expand": ["latest_charge"]}
+
+
+def test_a_stripe_object_whose_fields_are_not_named_is_its_state(encoder_class, stripe):
+    odd = StripeObject({})
+    odd._data = [("id", "x")]  # type: ignore[assignment]
+    assert "_requestor" in dict(state(odd, encoder_class).fields)
+
+
+def test_a_stripe_client_is_its_options(encoder_class, stripe):
+    client = StripeClient("sk_test_k3y", retries=2)
+    assert state(client, encoder_class, DEFAULT_RULES) == ObjectState(
+        f"{MOD}.StripeClient",
+        1,
+        (
+            ("api_key", callpin.Placeholder("secret", 1)),
+            ("client_id", None),
+            ("max_network_retries", 2),
+            ("proxy", None),
+            ("stripe_version", "2026-10-28.endive"),
+            ("verify_ssl_certs", True),
+            ("http_client", f"{MOD}.HttpClient"),
+        ),
+    )
+    assert state(StripeClient("sk_test_k3y", retries=3), encoder_class) != state(client, encoder_class)

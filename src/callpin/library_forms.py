@@ -217,6 +217,46 @@ def _plain_headers(headers: Any) -> Any:
     return dict(items()) if items is not None and not isinstance(headers, dict) else headers
 
 
+def _stripe_object(obj: Any) -> ObjectState:
+    """A Stripe API object (`PaymentIntent`, `Customer`, a nested `StripeObject`) by its
+    fields, in the order the API gave them, as its attributes: `PaymentIntent#1(id='pi_1',
+    amount=2500, metadata=StripeObject#1(order_id='8'), ...)`; then the names of the
+    fields set and not saved yet, and the parameters it was retrieved with, when there
+    are any. Left out: the HTTP response it came from and the copy of its fields as
+    last refreshed (the same payload twice more), and its requestor (the API key and
+    the HTTP client)."""
+    held = vars(obj)
+    data = held["_data"]
+    if type(data) is not dict or not all(type(name) is str for name in data):
+        raise TypeError("a Stripe object's fields are a dict keyed by name")
+    fields = list(data.items())
+    unsaved = held.get("_unsaved_values")
+    if unsaved:
+        fields.append(("_unsaved_values", sorted(unsaved)))
+    params = held.get("_retrieve_params")
+    if params:
+        fields.append(("_retrieve_params", dict(params)))
+    return ObjectState(qualified_name(type(obj)), 0, tuple(fields))
+
+
+def _stripe_client(obj: Any) -> ObjectState:
+    """A `StripeClient` by how it calls the API: its requestor's options (the API key,
+    redacted by its name; the Stripe version and account; the base addresses; the
+    retries), its client options (client id, proxy, certificate checks), by name, and the
+    type of its HTTP client. Its state held every API service it offers, each with the
+    same requestor, and the HTTP client's thread-local store (an address)."""
+    held = vars(obj)
+    requestor = vars(held["_requestor"])
+    options = {**vars(requestor["_options"]), **vars(held["_options"])}
+    fields = sorted(options.items(), key=_first)
+    fields.append(("http_client", qualified_name(type(requestor["_client"]))))
+    return ObjectState(qualified_name(type(obj)), 0, tuple(fields))
+
+
+def _first(item: tuple[str, Any]) -> str:
+    return item[0]
+
+
 # The library types with a form of their own: (module, name, form). Each form reads the
 # object with the library's own code, and falls back to its state when that code raises.
 _LIBRARY_TYPES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
@@ -229,4 +269,7 @@ _LIBRARY_TYPES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
     ("httpx", "URL", _or_by_state(_httpx_url)),
     ("httpx", "Request", _or_by_state(_httpx_request)),
     ("httpx", "Response", _or_by_state(_httpx_response)),
+    # stripe's own modules: its package's names are lazy, and reading one imports it.
+    ("stripe._stripe_object", "StripeObject", _or_by_state(_stripe_object)),
+    ("stripe._stripe_client", "StripeClient", _or_by_state(_stripe_client)),
 )
