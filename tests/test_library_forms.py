@@ -421,3 +421,56 @@ def test_a_stripe_client_is_its_options(encoder_class, stripe):
         ),
     )
     assert state(StripeClient("sk_test_k3y", retries=3), encoder_class) != state(client, encoder_class)
+
+
+class Connection:
+    def __init__(self, host: str = "localhost", port: int = 6379, db: int = 0, password: str | None = None) -> None:
+        pass
+
+
+class ConnectionPool:
+    def __init__(self, **options: Any) -> None:
+        self.connection_class, self.max_connections = Connection, 100
+        self.pid, self._token = 4242, "9f1c03aa"  # the process's, and random: other on every run
+        self._connection_kwargs = {"host": "localhost", "port": 6379, "db": 0, "password": None, **options}
+
+    @property
+    def connection_kwargs(self) -> dict[str, Any]:
+        return self._connection_kwargs
+
+
+class Redis:
+    def __init__(self, retry: Any = None, **options: Any) -> None:
+        self.connection_pool = ConnectionPool(retry=retry, **options)
+        self.response_callbacks = {"GET": print}
+
+
+@pytest.fixture
+def redis(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("redis.client")
+    module.Redis = Redis  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "redis.client", module)
+
+
+def test_a_redis_client_is_where_and_how_it_connects(encoder_class, redis):
+    client = Redis(host="cache.internal", db=2, password="hunter2", driver_info=object(), orig_host_address="x")
+    found = state(client, encoder_class, DEFAULT_RULES)
+    assert found == ObjectState(
+        f"{MOD}.Redis",
+        1,
+        (
+            ("connection_class", f"{MOD}.Connection"),
+            ("db", 2),
+            ("host", "cache.internal"),
+            ("password", callpin.Placeholder("secret", 1)),
+        ),
+    )
+    # The pool's pid and token are not part of it; a db is, and a retry policy set.
+    again = Redis(host="cache.internal", db=2, password="hunter2")
+    again.connection_pool.pid, again.connection_pool._token = 99, "00aa11bb"
+    assert encoder_class(DEFAULT_RULES).encode(again) == encoder_class(DEFAULT_RULES).encode(client)
+    assert state(Redis(host="cache.internal", db=3, password="hunter2"), encoder_class) != state(client, encoder_class)
+    retried = dict(state(Redis(retry=ClientOptions()), encoder_class).fields)
+    assert retried["retry"] == ObjectState(
+        f"{MOD}.ClientOptions", 1, (("client_id", None), ("proxy", None), ("verify_ssl_certs", True))
+    )

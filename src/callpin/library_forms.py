@@ -11,7 +11,10 @@ each form with what it leaves out and why.
 
 from __future__ import annotations
 
+import inspect
 import sys
+import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -253,6 +256,54 @@ def _stripe_client(obj: Any) -> ObjectState:
     return ObjectState(qualified_name(type(obj)), 0, tuple(fields))
 
 
+def _redis_client(obj: Any) -> ObjectState:
+    """A redis-py client (`redis.Redis`, `redis.asyncio.Redis`, a subclass) by where and
+    how it connects: its pool's connection class, then the connection options its pool
+    holds that differ from that class's defaults, by name, when their values are plain
+    (host, port, db, username, the password, redacted by its name, timeouts, encoding,
+    protocol...), and its `retry` policy when it differs from the client class's.
+    Left out: redis' own copies of options it may relax (`orig_*`) and the option
+    objects that hold the library's version or addresses (`driver_info`, notification
+    handlers). Its state held the pool, with the process id and a random token of its
+    own, and the connections made so far."""
+    pool = vars(obj)["connection_pool"]
+    connection_class = pool.connection_class
+    defaults = {**_defaults(type(obj)), **_defaults(connection_class)}
+    fields: list[tuple[str, Any]] = [("connection_class", qualified_name(connection_class))]
+    for name, value in sorted(pool.connection_kwargs.items(), key=_first):
+        if name.startswith("orig_") or not (name == "retry" or _is_plain(value)):
+            continue
+        default = defaults.get(name, _NO_DEFAULT)
+        if type(default) is not type(value) or default != value:
+            fields.append((name, value))
+    return ObjectState(qualified_name(type(obj)), 0, tuple(fields))
+
+
+_NO_DEFAULT = object()
+_PLAIN = (type(None), bool, int, float, str, bytes)
+# The defaults of each class's `__init__` and its bases', the nearest first.
+_DEFAULTS: weakref.WeakKeyDictionary[type, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _defaults(cls: type) -> dict[str, Any]:
+    known = _DEFAULTS.get(cls)
+    if known is None:
+        known = {}
+        for klass in reversed(cls.__mro__):
+            init = vars(klass).get("__init__")
+            if isinstance(init, types.FunctionType):
+                parameters = inspect.signature(init).parameters.values()
+                known.update((p.name, p.default) for p in parameters if p.default is not p.empty)
+        _DEFAULTS[cls] = known
+    return known
+
+
+def _is_plain(value: Any) -> bool:
+    if type(value) in (list, tuple):
+        return all(type(one) in _PLAIN for one in value)
+    return type(value) in _PLAIN
+
+
 def _first(item: tuple[str, Any]) -> str:
     return item[0]
 
@@ -272,4 +323,6 @@ _LIBRARY_TYPES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
     # stripe's own modules: its package's names are lazy, and reading one imports it.
     ("stripe._stripe_object", "StripeObject", _or_by_state(_stripe_object)),
     ("stripe._stripe_client", "StripeClient", _or_by_state(_stripe_client)),
+    ("redis.client", "Redis", _or_by_state(_redis_client)),
+    ("redis.asyncio.client", "Redis", _or_by_state(_redis_client)),
 )
