@@ -304,6 +304,19 @@ def test_a_relative_command_in_a_project_without_pytest_configuration_compares_l
     assert "test_pins.py::test_reads_data" in finding
 
 
+def test_pytest_with_no_test_path_collects_the_projects_tests_in_the_fresh_folder(tmp_path):
+    # With no path and no `testpaths`, pytest collects from its working folder: in the
+    # fresh one it found nothing (`no tests ran`), and every pin read as an error there.
+    command = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    code, out, err = probe(pytest_project(tmp_path), "--cells", "cwd", command=command)
+    assert code == 1, out + err
+    assert err.strip().splitlines()[-1] == "VOLATILE: cwd"
+    # The fresh folder's run fails on the relative read alone, as with a path given.
+    finding = next(line for line in out.splitlines() if "test_sends.cpin under cwd=fresh" in line)
+    assert finding.startswith("  baselines/tests/test_pins/test_sends.cpin under cwd=fresh: exit 1: FAILED ")
+    assert "test_pins.py::test_reads_data" in finding and "no tests ran" not in out
+
+
 def test_the_volatile_line_is_the_same_on_five_runs(tmp_path):
     root = pytest_project(tmp_path)
     verdicts, reports = set(), []

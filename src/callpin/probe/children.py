@@ -85,6 +85,26 @@ def absolute_arguments(command: list[str], root: Path) -> list[str]:
     return resolved
 
 
+def collects_from_root(command: list[str], root: Path) -> bool:
+    """Whether a pytest command, run in a fresh working folder, must be given the project's
+    folder to collect its tests: it names no file or folder of the project, and no
+    configuration file of the project names `testpaths` (pytest would collect from the
+    working folder, and find nothing there: `no tests ran`, a finding about the command,
+    not the capture)."""
+    program = os.path.basename(command[0])
+    module = next((command[i + 1] for i in range(1, len(command) - 1) if command[i] == "-m"), None)
+    if program not in ("pytest", "py.test") and not (program.startswith("python") and module == "pytest"):
+        return False
+    if any(_project_path(argument, root) is not None for argument in command[1:]):
+        return False
+    for folder in (root, *root.parents):
+        for name in (*_PYTEST_CONFIGS, *_PYTEST_SECTIONS):
+            path = folder / name
+            if path.is_file() and "testpaths" in path.read_text(encoding="utf-8", errors="replace"):
+                return False
+    return True
+
+
 def _configured(folder: Path) -> bool:
     if any((folder / name).is_file() for name in _PYTEST_CONFIGS):
         return True
@@ -167,6 +187,7 @@ class Children:
         self._hook.mkdir()
         install_hook(_HOOK, self._hook)
         self._rootdir = keep_rootdir(command, root)
+        self._collect_root = collects_from_root(command, root)
 
     def environment(self, cell: Cell, output_dir: Path, home: Path | None) -> dict[str, str]:
         """The child's variables: the inherited ones minus those a cell controls, then the cell's."""
@@ -203,6 +224,8 @@ class Children:
             cwd = folder / "cwd"
             cwd.mkdir()
             args = absolute_arguments(self.command, self.root)
+            if self._collect_root:
+                args.append(str(self.root))
         home = None
         if cell.fresh_home:
             home = folder / "home"
