@@ -18,7 +18,7 @@ import pytest
 
 import callpin
 from callpin import forms
-from callpin.codec import Custom, Instance, ObjectState, decode
+from callpin.codec import Custom, Instance, ObjectState, Opaque, decode
 from callpin.fields import FieldChange
 from callpin.logfile import Log
 from callpin.normalize import DEFAULT_RULES, NO_RULES
@@ -274,10 +274,12 @@ def test_an_httpx_request_holds_its_body_once(encoder_class, httpx):
             ("extensions", {"timeout": {"connect": 5.0, "read": 5.0}}),
         ),
     )
-    # A body not read yet is the stream it will be read from, never read here.
+    # A body not read yet is the stream it will be read from, by its type alone: a
+    # client's stream holds the time it started.
     streaming = Request("https://prices.example/quote", {})
-    assert dict(state(streaming, encoder_class).fields)["stream"] == ObjectState(
-        f"{MOD}.ByteStream", 1, (("_stream", b""),)
+    streaming.stream._start = 1234.5  # type: ignore[attr-defined]
+    assert dict(state(streaming, encoder_class).fields)["stream"] == Opaque(
+        f"{MOD}.ByteStream", "<ByteStream, not read>"
     )
 
 
@@ -399,6 +401,22 @@ def test_a_stripe_object_is_its_api_fields_in_their_order(encoder_class, stripe)
     assert fields["_retrieve_params"] == {"expand": ["latest_charge"]}
 
 
+class DictStripeObject(dict):  # type: ignore[type-arg]
+    """stripe before 15: a dict of its fields, its bookkeeping in attributes."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self._previous, self._retrieve_params, self._requestor = dict(fields), {}, Requestor("sk_test_k3y")
+
+
+def test_a_stripe_object_of_stripe_before_15_is_its_fields_too(encoder_class, monkeypatch):
+    module = types.ModuleType("stripe._stripe_object")
+    module.StripeObject = DictStripeObject  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "stripe._stripe_object", module)
+    found = state(DictStripeObject({"id": "cus_1", "email": "ada@example.com"}), encoder_class)
+    assert found == ObjectState(f"{MOD}.DictStripeObject", 1, (("id", "cus_1"), ("email", "ada@example.com")))
+
+
 def test_a_stripe_object_whose_fields_are_not_named_is_its_state(encoder_class, stripe):
     odd = StripeObject({})
     odd._data = [("id", "x")]  # type: ignore[assignment]
@@ -424,8 +442,13 @@ def test_a_stripe_client_is_its_options(encoder_class, stripe):
 
 
 class Connection:
-    def __init__(self, host: str = "localhost", port: int = 6379, db: int = 0, password: str | None = None) -> None:
+    def __init__(
+        self, host: str = "localhost", port: int = 6379, db: int = 0, password: str | None = None, retry: Any = None
+    ) -> None:
         pass
+
+
+DEFAULT_RETRY = ("exponential", 3)
 
 
 class ConnectionPool:
@@ -440,7 +463,7 @@ class ConnectionPool:
 
 
 class Redis:
-    def __init__(self, retry: Any = None, **options: Any) -> None:
+    def __init__(self, retry: Any = DEFAULT_RETRY, **options: Any) -> None:
         self.connection_pool = ConnectionPool(retry=retry, **options)
         self.response_callbacks = {"GET": print}
 
@@ -470,6 +493,8 @@ def test_a_redis_client_is_where_and_how_it_connects(encoder_class, redis):
     again.connection_pool.pid, again.connection_pool._token = 99, "00aa11bb"
     assert encoder_class(DEFAULT_RULES).encode(again) == encoder_class(DEFAULT_RULES).encode(client)
     assert state(Redis(host="cache.internal", db=3, password="hunter2"), encoder_class) != state(client, encoder_class)
+    # The client's own default retry is left out (its connection class's default is None).
+    assert "retry" not in dict(state(Redis(), encoder_class).fields)
     retried = dict(state(Redis(retry=ClientOptions()), encoder_class).fields)
     assert retried["retry"] == ObjectState(
         f"{MOD}.ClientOptions", 1, (("client_id", None), ("proxy", None), ("verify_ssl_certs", True))

@@ -16,7 +16,7 @@ from tests.sample_logs import call, write
 from callpin.errors import UsageError
 from callpin.probe import build_cells, child_site, parse_env
 from callpin.probe.cells import CLOCK_OFFSET, CLOCK_VARIABLE, ORDER_VARIABLE, PROXY
-from callpin.probe.children import Run, absolute_arguments, collects_from_root, keep_rootdir, resolve_command
+from callpin.probe.children import Run, absolute_arguments, fresh_folder_paths, keep_rootdir, resolve_command
 from callpin.probe.classify import classify, error_kind
 from callpin.probe.report import WIDTH, Finding, ProbeReport, shorten
 from callpin.site_hook import install_hook
@@ -105,16 +105,30 @@ def test_a_pytest_node_id_of_a_project_file_becomes_absolute_with_its_test(tmp_p
     assert keep_rootdir(["pytest", "tests/test_x.py::test_one"], tmp_path) is None
 
 
-def test_pytest_with_no_project_path_nor_testpaths_collects_from_the_project(tmp_path):
+def test_pytest_naming_no_test_path_is_given_the_project_or_its_testpaths(tmp_path):
     project = tmp_path / "project"
-    (project / "tests").mkdir(parents=True)
-    assert collects_from_root(["pytest", "-q", "-p", "no:cacheprovider"], project)
-    assert collects_from_root(["/venv/bin/python3.12", "-X", "dev", "-m", "pytest", "-k", "sends"], project)
-    assert not collects_from_root(["pytest", "tests"], project)  # a path given
-    assert not collects_from_root(["python", "-m", "unittest"], project)
-    assert not collects_from_root(["./run.sh"], project)  # not known to be pytest
-    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
-    assert not collects_from_root(["pytest"], project)  # pytest collects its testpaths
+    (project / "tests" / "unit").mkdir(parents=True)
+    (project / "tests" / "e2e").mkdir()
+    assert fresh_folder_paths(["pytest", "-q", "-p", "no:cacheprovider"], project) == [str(project)]
+    assert fresh_folder_paths(["/venv/bin/python3.12", "-X", "dev", "-m", "pytest", "-k", "sends"], project) == [
+        str(project)
+    ]
+    assert fresh_folder_paths(["pytest", "tests"], project) == []  # a path given
+    assert fresh_folder_paths(["pytest", f"{project}/tests/unit"], project) == []  # an absolute one
+    assert fresh_folder_paths(["pytest", "--pyargs", "shop"], project) == []
+    assert fresh_folder_paths(["python", "-m", "unittest"], project) == []
+    assert fresh_folder_paths(["./run.sh"], project) == []  # not known to be pytest
+    # pytest collects its testpaths only from its rootdir: in the fresh folder they are given.
+    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = ['tests/u*']\n")
+    assert fresh_folder_paths(["pytest"], project) == [str(project / "tests" / "unit")]
+    (project / "pytest.ini").write_text("[pytest]\ntestpaths = tests/e2e tests/unit\n")  # pytest.ini comes first
+    assert fresh_folder_paths(["pytest"], project) == [str(project / "tests" / "e2e"), str(project / "tests" / "unit")]
+    (project / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
+    assert fresh_folder_paths(["pytest"], project) == [str(project)]
+    (project / "pytest.ini").unlink()
+    (project / "pyproject.toml").write_text("[project]\nname = 'shop'\n")  # no pytest section: read on
+    (project / "setup.cfg").write_text("[tool:pytest]\ntestpaths = tests/e2e\n")
+    assert fresh_folder_paths(["pytest"], project) == [str(project / "tests" / "e2e")]
 
 
 def test_pytest_keeps_the_project_as_rootdir_only_when_no_configuration_fixes_it(tmp_path):

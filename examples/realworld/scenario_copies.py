@@ -72,6 +72,27 @@ def edited_run(
     return drift.returncode, [line.strip() for line in diffed.splitlines() if "→" in line]
 
 
+def edit_checks(
+    project: Path,
+    folder: Path,
+    path: str,
+    cases: tuple[tuple[str, str, str, str, str], ...],
+    *pins: str,
+    leave_out: tuple[str, ...] = (),
+) -> list[tuple[str, bool]]:
+    """For each case `(what, old, new, log, expected)`: in a fresh copy of `project` under
+    `folder`, `old` replaced by `new` in `path` (`edited_run`); the check that the pins
+    fail and that the diff of `log` names the change (a line holding `expected`)."""
+    checks = []
+    for index, (what, old, new, log, expected) in enumerate(cases):
+        copy = copy_project(project, folder, f"edit-{index}")
+        code, found = edited_run(copy, path, old, new, log, *pins, leave_out=leave_out)
+        print(f"{what}: pytest exit {code}; {'; '.join(found)[:300]}")
+        named = any(expected in line for line in found)
+        checks.append((f"{what} edited fails its pin, named by its path", code == 1 and named))
+    return checks
+
+
 def verdict(checks: list[tuple[str, bool]]) -> int:
     """Each check printed as held or FAILED; the scenario's exit code."""
     for name, held in checks:

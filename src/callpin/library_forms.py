@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .object_state import by_repr, by_state, instance_state
-from .values import Custom, Instance, ObjectState, qualified_name
+from .values import Custom, Instance, ObjectState, Opaque, qualified_name
 
 # Bookkeeping objects of well-known libraries, recorded by identity unless registered
 # otherwise: what they hold differs from run to run and says nothing about the call.
@@ -189,8 +189,8 @@ def _httpx_url(obj: Any) -> Custom:
 def _httpx_request(obj: Any) -> ObjectState:
     """An httpx `Request` by what it sends: method, URL, headers (a plain dict), body and
     extensions (the timeouts). The body is `content` once read (a body held in memory
-    is), else the `stream` it will be read from, written as any object: it is never read
-    here. Its state held the body twice (`_content`, and a `ByteStream` of the same bytes)."""
+    is), else the `stream` it will be read from, by its type alone (`<ByteStream, not
+    read>`): it is never read here. Its state held the body twice (`_content`, and a `ByteStream` of the same bytes)."""
     held = vars(obj)
     fields = [(name, held.get(name)) for name in ("method", "url")]
     fields += [("headers", _plain_headers(held.get("headers"))), _httpx_body(held)]
@@ -209,7 +209,15 @@ def _httpx_response(obj: Any) -> ObjectState:
 
 
 def _httpx_body(held: dict[str, Any]) -> tuple[str, Any]:
-    return ("content", held["_content"]) if "_content" in held else ("stream", held.get("stream"))
+    """The body once read; else the stream it is read from, by its type alone (a client's
+    stream holds the time it started, and the connection)."""
+    if "_content" in held:
+        return ("content", held["_content"])
+    stream = held.get("stream")
+    return (
+        "stream",
+        None if stream is None else Opaque(qualified_name(type(stream)), f"<{type(stream).__name__}, not read>"),
+    )
 
 
 def _plain_headers(headers: Any) -> Any:
@@ -229,7 +237,9 @@ def _stripe_object(obj: Any) -> ObjectState:
     last refreshed (the same payload twice more), and its requestor (the API key and
     the HTTP client)."""
     held = vars(obj)
-    data = held["_data"]
+    data = held.get("_data")
+    if data is None and isinstance(obj, dict):
+        data = dict(dict.items(obj))  # stripe before 15: a dict of its fields
     if type(data) is not dict or not all(type(name) is str for name in data):
         raise TypeError("a Stripe object's fields are a dict keyed by name")
     fields = list(data.items())
@@ -268,7 +278,7 @@ def _redis_client(obj: Any) -> ObjectState:
     own, and the connections made so far."""
     pool = vars(obj)["connection_pool"]
     connection_class = pool.connection_class
-    defaults = {**_defaults(type(obj)), **_defaults(connection_class)}
+    defaults = {**_defaults(connection_class), **_defaults(type(obj))}  # the client's own first
     fields: list[tuple[str, Any]] = [("connection_class", qualified_name(connection_class))]
     for name, value in sorted(pool.connection_kwargs.items(), key=_first):
         if name.startswith("orig_") or not (name == "retry" or _is_plain(value)):

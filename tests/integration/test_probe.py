@@ -72,6 +72,12 @@ CAPTURES = {
         with callpin.record(spy=["collab.send"]):
             collab.send(datetime.datetime.now())
     """,
+    "records_places": """
+        import os, ssl
+        with callpin.record(spy=["collab.send"]):
+            collab.send(os.getcwd(), os.path.expanduser("~"), os.environ.get("REQUESTS_CA_BUNDLE"))
+            collab.send(__import__("time").strftime("%H:%M", __import__("time").localtime(1700000000)))
+    """,
     "user_env": """
         import os
         with callpin.record(spy=["collab.send"]):
@@ -232,6 +238,18 @@ def test_a_variable_given_with_env_reaches_only_the_env_cell(tmp_path):
     assert code == 1
     assert err.strip().splitlines()[-1] == "VOLATILE: env"
     assert "under env=set: #0 collab.send: args[0]: 'https://pay.example' → 'http://127.0.0.1:1'" in out
+
+
+def test_a_capture_recording_its_working_folder_and_home_is_ambient_there_and_stable(tmp_path):
+    # Each run's fresh folder and HOME are in a temp folder of their own: both runs of
+    # a cell read `<tmp:1>/cwd`, so the cell is ambient, not unstable, and the tz
+    # finding of the same log stands.
+    code, out, err = probe(project(tmp_path, "records_places"), "--cells", "cwd,env,tz")
+    assert code == 1, out + err
+    assert err.strip().splitlines()[-1] == "VOLATILE: tz, cwd, env"
+    assert "collab.send.cpin under cwd=fresh: #0 collab.send: args[0]:" in out
+    assert "→ '<tmp:1>/cwd'" in out and "→ '<tmp:2>/home'" in out and "→ '<tmp:2>/ca-bundle.pem'" in out
+    assert "UNS  " not in out and "unstable (" not in out
 
 
 def test_a_listing_in_directory_order_is_ambient_under_order(tmp_path):

@@ -19,17 +19,29 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from scenario_copies import callpin_in, copy_project, edited_run, probe_verdict, pytest_in, verdict  # noqa: E402
+from scenario_copies import callpin_in, copy_project, edit_checks, probe_verdict, pytest_in, verdict  # noqa: E402
 
 PIN = "tests/test_archive.py"
 OTHERS = "tests/test_other_clients.py"
 LOG = "baselines/tests/test_archive/test_an_invoice_is_archived_in_its_region.cpin"
 KEYS = (b"AKIAIOSFODNN7EXAMPLE", b"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 AWS = ("AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-# (what, old text of archive.py, new text, what the diff must say)
+# (what, old text of archive.py, new text, the log, what its diff must say)
 CASES = (
-    ("the customer's region", '"fr": "eu-west-3"', '"fr": "eu-west-1"', "args[0].region: 'eu-west-3' → 'eu-west-1'"),
-    ("the retry option", '"max_attempts": 5', '"max_attempts": 3', "args[0].config.retries.total_max_attempts: 6 → 4"),
+    (
+        "the customer's region",
+        '"fr": "eu-west-3"',
+        '"fr": "eu-west-1"',
+        LOG,
+        "args[0].region: 'eu-west-3' → 'eu-west-1'",
+    ),
+    (
+        "the retry option",
+        '"max_attempts": 5',
+        '"max_attempts": 3',
+        LOG,
+        "args[0].config.retries.total_max_attempts: 6 → 4",
+    ),
 )
 
 
@@ -56,12 +68,7 @@ def main() -> int:
         checks.append(("probe is volatile nowhere", found_verdict == "VOLATILE: none"))
         checks.append(("neither key reaches the log", not any(key in (project / LOG).read_bytes() for key in KEYS)))
 
-        for index, (what, old, new, expected) in enumerate(CASES):
-            copy = copy_project(HERE / "project", folder, f"edit-{index}")
-            code, found = edited_run(copy, "archive.py", old, new, LOG, PIN, leave_out=AWS)
-            print(f"{what}: pytest exit {code}; {'; '.join(found)[:240]}")
-            named = any(expected in line for line in found)
-            checks.append((f"{what} edited fails its pin, named by its path", code == 1 and named))
+        checks += edit_checks(HERE / "project", folder, "archive.py", CASES, PIN, leave_out=AWS)
     return verdict(checks)
 
 

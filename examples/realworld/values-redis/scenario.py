@@ -22,19 +22,20 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from event_sizes import BEFORE, callpin_before, frame_sizes  # noqa: E402
-from scenario_copies import callpin_in, copy_project, edited_run, probe_verdict, pytest_in, verdict  # noqa: E402
+from scenario_copies import callpin_in, copy_project, edit_checks, probe_verdict, pytest_in, verdict  # noqa: E402
 
 PIN = "tests/test_sessions.py"
 LOG = "baselines/tests/test_sessions/test_a_session_is_saved_with_the_regions_client.cpin"
 PASSWORD = b"s3ss10n-cache-pw"
 REDIS = ("REDIS_URL", "REDIS_HOST")
-# (what, old text of sessions.py, new text, what the diff must say)
+# (what, old text of sessions.py, new text, the log, what its diff must say)
 CASES = (
-    ("the db", "db=2", "db=3", "args[0].db: 2 → 3"),
+    ("the db", "db=2", "db=3", LOG, "args[0].db: 2 → 3"),
     (
         "the region's host",
         '"eu": "cache-eu.internal"',
         '"eu": "cache-eu2.internal"',
+        LOG,
         "args[0].host: 'cache-eu.internal' → 'cache-eu2.internal'",
     ),
 )
@@ -74,12 +75,7 @@ def main() -> int:
         then = frame_sizes(before / LOG) if made.returncode == 0 else []
         print(f"event sizes, bytes: {then} at {BEFORE[:7]}, {frame_sizes(project / LOG)} now")
 
-        for index, (what, old, new, expected) in enumerate(CASES):
-            copy = copy_project(HERE / "project", folder, f"edit-{index}")
-            code, found = edited_run(copy, "sessions.py", old, new, LOG, PIN, leave_out=REDIS)
-            print(f"{what}: pytest exit {code}; {'; '.join(found)[:240]}")
-            named = any(expected in line for line in found)
-            checks.append((f"{what} edited fails its pin, named by its path", code == 1 and named))
+        checks += edit_checks(HERE / "project", folder, "sessions.py", CASES, PIN, leave_out=REDIS)
     return verdict(checks)
 
 

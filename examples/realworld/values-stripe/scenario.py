@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from event_sizes import BEFORE, callpin_before, frame_sizes  # noqa: E402
-from scenario_copies import callpin_in, copy_project, edited_run, probe_verdict, pytest_in, verdict  # noqa: E402
+from scenario_copies import callpin_in, copy_project, edit_checks, probe_verdict, pytest_in, verdict  # noqa: E402
 
 TESTS = "tests/test_billing.py"
 CHARGE = "baselines/tests/test_billing/test_an_order_is_charged_and_recorded.cpin"
@@ -94,12 +94,7 @@ def main() -> int:
         print(f"median event: {statistics.median(then):g} -> {statistics.median(now):g} bytes, {ratio:.2f}x")
         checks.append((f"the median event stays within 2x ({ratio:.2f}x)", ratio <= 2.0))
 
-        for index, (what, old, new, log, expected) in enumerate(CASES):
-            copy = copy_project(HERE / "project", folder, f"edit-{index}")
-            code, found = edited_run(copy, "shop/billing.py", old, new, log, TESTS, leave_out=STRIPE)
-            print(f"{what}: pytest exit {code}; {'; '.join(found)[:300]}")
-            named = any(expected in line for line in found)
-            checks.append((f"{what} edited fails its pin, named by its path", code == 1 and named))
+        checks += edit_checks(HERE / "project", folder, "shop/billing.py", CASES, TESTS, leave_out=STRIPE)
     return verdict(checks)
 
 

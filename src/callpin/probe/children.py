@@ -7,13 +7,16 @@ probe stops, and every run's group when the run ends, so nothing it started outl
 
 from __future__ import annotations
 
+import configparser
 import os
 import shutil
 import signal
 import ssl
 import subprocess
+import tempfile
 import threading
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,24 +88,70 @@ def absolute_arguments(command: list[str], root: Path) -> list[str]:
     return resolved
 
 
-def collects_from_root(command: list[str], root: Path) -> bool:
-    """Whether a pytest command, run in a fresh working folder, must be given the project's
-    folder to collect its tests: it names no file or folder of the project, and no
-    configuration file of the project names `testpaths` (pytest would collect from the
-    working folder, and find nothing there: `no tests ran`, a finding about the command,
-    not the capture)."""
+def fresh_folder_paths(command: list[str], root: Path) -> list[str]:
+    """The paths a pytest command must be given to collect the project's tests in a fresh
+    working folder; none when it is not pytest or names them itself.
+
+    With no path, pytest collects its `testpaths` only when run from its rootdir, and
+    else the working folder, which is empty in the fresh one (`no tests ran`, a finding
+    about the command, not the capture). So a pytest command (`pytest`, `python -m
+    pytest`) naming no file or folder of the project, relative or absolute, and not
+    `--pyargs`, is given the `testpaths` of the project's configuration (its globs
+    expanded from the configuration's folder), else the project's folder.
+    """
     program = os.path.basename(command[0])
     module = next((command[i + 1] for i in range(1, len(command) - 1) if command[i] == "-m"), None)
     if program not in ("pytest", "py.test") and not (program.startswith("python") and module == "pytest"):
-        return False
-    if any(_project_path(argument, root) is not None for argument in command[1:]):
-        return False
+        return []
+    if "--pyargs" in command or any(_names_project(argument, root) for argument in command[1:]):
+        return []
+    found = _configuration(root)
+    if found is not None:
+        folder, patterns = found
+        paths = sorted({str(path) for pattern in patterns for path in folder.glob(pattern)})
+        if paths:
+            return paths
+    return [str(root)]
+
+
+def _names_project(argument: str, root: Path) -> bool:
+    if _project_path(argument, root) is not None:
+        return True
+    path = argument.split("::", 1)[0]
+    return os.path.isabs(path) and Path(path).resolve().is_relative_to(root.resolve()) and os.path.exists(path)
+
+
+def _configuration(root: Path) -> tuple[Path, list[str]] | None:
+    """The folder of the pytest configuration pytest finds from `root` and its `testpaths`."""
     for folder in (root, *root.parents):
-        for name in (*_PYTEST_CONFIGS, *_PYTEST_SECTIONS):
+        for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
             path = folder / name
-            if path.is_file() and "testpaths" in path.read_text(encoding="utf-8", errors="replace"):
-                return False
-    return True
+            if not path.is_file():
+                continue
+            try:
+                found = _testpaths(path)
+            except (OSError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
+                continue
+            if found is not None:
+                return folder, found
+    return None
+
+
+def _testpaths(path: Path) -> list[str] | None:
+    """A configuration file's `testpaths`; None when it is not pytest's configuration."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.name == "pyproject.toml":
+        options = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options")
+        if not isinstance(options, dict):
+            return None
+        value = options.get("testpaths", [])
+        return value.split() if isinstance(value, str) else [str(one) for one in value]
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+    if not parser.has_section(section):
+        return [] if path.name in ("pytest.ini", ".pytest.ini") else None
+    return parser.get(section, "testpaths", fallback="").split()
 
 
 def _configured(folder: Path) -> bool:
@@ -187,7 +236,7 @@ class Children:
         self._hook.mkdir()
         install_hook(_HOOK, self._hook)
         self._rootdir = keep_rootdir(command, root)
-        self._collect_root = collects_from_root(command, root)
+        self._fresh_folder_paths = fresh_folder_paths(command, root)
 
     def environment(self, cell: Cell, output_dir: Path, home: Path | None) -> dict[str, str]:
         """The child's variables: the inherited ones minus those a cell controls, then the cell's."""
@@ -219,16 +268,26 @@ class Children:
         folder = self.scratch / f"{cell.short}-run{number}"
         output_dir = folder / "output"
         output_dir.mkdir(parents=True)
+        # A fresh working folder and HOME live in a temp folder of their own, one per
+        # run, removed when it ends: their paths read the same in every run of the cell
+        # once the `tmp` rule numbers that folder (`<tmp:1>/cwd`), so a capture that
+        # records them is ambient under the cell, not unstable in it.
+        place = Path(tempfile.mkdtemp(prefix="callpin-probe-")) if cell.fresh_cwd or cell.fresh_home else None
+        try:
+            return self._run(cell, number, output_dir, place)
+        finally:
+            if place is not None:
+                shutil.rmtree(place, ignore_errors=True)
+
+    def _run(self, cell: Cell, number: int, output_dir: Path, place: Path | None) -> Run | None:
         cwd, args = self.root, self.command
-        if cell.fresh_cwd:
-            cwd = folder / "cwd"
+        if cell.fresh_cwd and place is not None:
+            cwd = place / "cwd"
             cwd.mkdir()
-            args = absolute_arguments(self.command, self.root)
-            if self._collect_root:
-                args.append(str(self.root))
+            args = [*absolute_arguments(self.command, self.root), *self._fresh_folder_paths]
         home = None
-        if cell.fresh_home:
-            home = folder / "home"
+        if cell.fresh_home and place is not None:
+            home = place / "home"
             home.mkdir()
         env = self.environment(cell, output_dir, home)
         with self._lock:
