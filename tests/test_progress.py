@@ -70,6 +70,16 @@ def test_the_status_line_counts_outcomes_and_estimates_from_the_work_finished():
     assert "\rprobe: 1/4 runs  ok 1  elapsed 0:10  ETA 0:30" in terminal.getvalue()
 
 
+def test_the_status_line_takes_more_work_than_its_total_said():
+    terminal, clock = FakeTerminal(), FakeClock()
+    line = status(terminal, clock).start()
+    clock.now += 10
+    line.finished("ok")
+    line.more(4)
+    assert line.text() == "probe: 1/8 runs  ok 1  elapsed 0:10  ETA 1:10"
+    line.stop()
+
+
 def test_the_status_line_draws_nothing_off_a_terminal():
     pipe, clock = io.StringIO(), FakeClock()
     line = status(pipe, clock).start()

@@ -129,6 +129,12 @@ class LiveStatus:
         self._began = self._clock()
         self._draw()
 
+    def more(self, pieces: int) -> None:
+        """`pieces` more pieces of work than the total said."""
+        with self._lock:
+            self._total += pieces
+        self._draw()
+
     def finished(self, outcome: str) -> None:
         """One piece of work ended with `outcome` (a word such as `ok`, `failed`)."""
         with self._lock:

@@ -152,10 +152,10 @@ class Recording:
         # spy of its `__init__` never runs; the stub's place is spied under the class's
         # label instead (the constructor's arguments, the stub's result).
         constructions = {id(site.owner): site for site in sites if site.name == "__init__"}
-        for key, (stubbed, replacement) in list(stubs.items()):
+        for place, (stubbed, replacement) in list(stubs.items()):
             construction = constructions.get(id(stubbed.original))
             if isinstance(stubbed.original, type) and construction is not None:
-                del stubs[key]
+                del stubs[place]
                 spied = dataclasses.replace(stubbed, label=construction.label)
                 wired.append((spied, self._spy_handler(spied, replacement)))
         # A target stubbed but not spied is replaced and records nothing (the spies of

@@ -252,6 +252,28 @@ def test_a_capture_recording_its_working_folder_and_home_is_ambient_there_and_st
     assert "UNS  " not in out and "unstable (" not in out
 
 
+def test_a_cell_that_drew_another_outcome_by_chance_is_confirmed_against_the_baseline(tmp_path):
+    # Runs go one at a time, in order: the capture sends 0 in runs 1-2 (the baseline),
+    # 1 in runs 3-4 (tz1), 0 in 5-6 (tz2): tz1 reads ambient. The baseline, run four
+    # more times, sends 1 too: the log is unstable, and no setting is named.
+    root = project(tmp_path, "deterministic")
+    counter = root / "runs.txt"
+    (root / "capture.py").write_text(
+        "import callpin, collab, pathlib\n"
+        f"counter = pathlib.Path({str(counter)!r})\n"
+        "n = int(counter.read_text()) if counter.exists() else 0\n"
+        "counter.write_text(str(n + 1))\n"
+        "with callpin.record(spy=['collab.send']):\n"
+        "    collab.send(n // 2 % 2)\n"
+    )
+    code, out, err = probe(root, "--cells", "tz", "--jobs", "1")
+    assert code == 1, out + err
+    assert err.strip().splitlines()[-1] == "VOLATILE: unstable"
+    assert int(counter.read_text()) == 10  # 3 cells x 2 runs, then 4 more of the baseline
+    assert "collab.send.cpin under baseline: #0 collab.send: args[0]: 0 → 1" in out
+    assert "AMB  " not in out and "ambient (" not in out
+
+
 def test_a_listing_in_directory_order_is_ambient_under_order(tmp_path):
     code, out, err = probe(project(tmp_path, "order"), "--cells", "order")
     assert code == 1
