@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 import types
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 import pytest
@@ -97,8 +97,8 @@ class URL:
         return f"{ref.scheme}://{userinfo}{ref.host}{ref.path}"
 
 
-class Headers(MutableMapping[str, str]):
-    """httpx's headers: lower-cased keys, a list of raw pairs and an encoding."""
+class Headers(Mapping[str, str]):
+    """httpx's headers, as callpin reads them: lower-cased keys over a list of raw pairs."""
 
     def __init__(self, items: dict[str, str]) -> None:
         self._list = [(key.encode(), key.lower().encode(), value.encode()) for key, value in items.items()]
@@ -109,12 +109,6 @@ class Headers(MutableMapping[str, str]):
             if lower == key.lower().encode():
                 return value.decode()
         raise KeyError(key)
-
-    def __setitem__(self, key: str, value: str) -> None:
-        raise NotImplementedError
-
-    def __delitem__(self, key: str) -> None:
-        raise NotImplementedError
 
     def __iter__(self) -> Iterator[str]:
         return (lower.decode() for _, lower, _ in self._list)

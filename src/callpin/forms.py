@@ -31,7 +31,7 @@ from typing import Any
 
 from .errors import UsageError
 from .library_forms import form_of_library_type
-from .object_state import by_repr, by_state, instance_state
+from .object_state import by_identity, by_repr, by_state, instance_state
 from .values import (
     INERT_TYPES,
     Custom,
@@ -134,8 +134,7 @@ def opaque(value: Any) -> Opaque:
 def identity(value: Any) -> Instance:
     """The identity-only form: `callpin.register(cls, callpin.identity)` records values of
     `cls` as `<Type#n>`, numbered as receivers are, with nothing of their state."""
-    # Number 0: the encoder gives the object its number in the log.
-    return Instance(qualified_name(type(value)), 0)
+    return by_identity(value)
 
 
 def unregister(cls: type) -> None:

@@ -18,8 +18,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .object_state import by_repr, by_state, instance_state
-from .values import Custom, Instance, ObjectState, Opaque, qualified_name
+from .object_state import by_identity, by_repr, by_state, instance_state
+from .values import Custom, ObjectState, Opaque, qualified_name
 
 # Bookkeeping objects of well-known libraries, recorded by identity unless registered
 # otherwise: what they hold differs from run to run and says nothing about the call.
@@ -35,7 +35,7 @@ def form_of_library_type(cls: type) -> Callable[[Any], Any] | None:
     returns never refers to `cls`: the caller keeps it by a weak reference to the class.
     """
     if qualified_name(cls) in IDENTITY_TYPES:
-        return _identity
+        return by_identity
     pandas = sys.modules.get("pandas")
     if pandas is not None and cls is type(getattr(pandas, "NaT", None)):
         return by_repr  # a datetime whose every field is NaN: `NaT`
@@ -48,11 +48,6 @@ def form_of_library_type(cls: type) -> Callable[[Any], Any] | None:
         if isinstance(library_type, type) and issubclass(cls, library_type):
             return form
     return None
-
-
-def _identity(obj: Any) -> Instance:
-    # Number 0: the encoder gives the object its number in the log.
-    return Instance(qualified_name(type(obj)), 0)
 
 
 def _array_of(ndarray: type) -> Callable[[Any], ObjectState]:
@@ -261,7 +256,7 @@ def _stripe_client(obj: Any) -> ObjectState:
     held = vars(obj)
     requestor = vars(held["_requestor"])
     options = {**vars(requestor["_options"]), **vars(held["_options"])}
-    fields = sorted(options.items(), key=_first)
+    fields = sorted(options.items())
     fields.append(("http_client", qualified_name(type(requestor["_client"]))))
     return ObjectState(qualified_name(type(obj)), 0, tuple(fields))
 
@@ -280,7 +275,7 @@ def _redis_client(obj: Any) -> ObjectState:
     connection_class = pool.connection_class
     defaults = {**_defaults(connection_class), **_defaults(type(obj))}  # the client's own first
     fields: list[tuple[str, Any]] = [("connection_class", qualified_name(connection_class))]
-    for name, value in sorted(pool.connection_kwargs.items(), key=_first):
+    for name, value in sorted(pool.connection_kwargs.items()):
         if name.startswith("orig_") or not (name == "retry" or _is_plain(value)):
             continue
         default = defaults.get(name, _NO_DEFAULT)
@@ -312,10 +307,6 @@ def _is_plain(value: Any) -> bool:
     if type(value) in (list, tuple):
         return all(type(one) in _PLAIN for one in value)
     return type(value) in _PLAIN
-
-
-def _first(item: tuple[str, Any]) -> str:
-    return item[0]
 
 
 # The library types with a form of their own: (module, name, form). Each form reads the

@@ -13,7 +13,7 @@ import types
 import weakref
 from typing import Any
 
-from .values import ObjectState, Opaque, qualified_name
+from .values import Instance, ObjectState, Opaque, qualified_name
 
 # Where each class seen keeps its slots, base classes first, as (stored name, index of
 # the declaring class in the MRO): reading a class's MRO on every value would cost more
@@ -104,6 +104,11 @@ def by_state(obj: Any) -> ObjectState | Opaque:
     if fields is None:
         return by_repr(obj)
     return ObjectState(qualified_name(type(obj)), 0, fields)
+
+
+def by_identity(obj: Any) -> Instance:
+    """`obj` by its identity alone, `<Type#n>` (number 0: the encoder gives it its number)."""
+    return Instance(qualified_name(type(obj)), 0)
 
 
 def by_repr(obj: Any) -> Opaque:
